@@ -1,0 +1,45 @@
+"""`/healthz`: the state of every service Docent needs, for load balancers and people."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_not_required
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from config.celery import _redis, live_workers
+
+
+def _check_database() -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cursor.fetchone()
+    return {"database": {"ok": True}, "pgvector": {"ok": row is not None, "version": row[0] if row else None}}
+
+
+def _check_redis() -> dict:
+    return {"redis": {"ok": bool(_redis().ping())}}
+
+
+def _check_workers() -> dict:
+    workers = live_workers()
+    return {"workers": {"ok": bool(workers), "count": len(workers)}}
+
+
+@login_not_required
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    checks: dict = {}
+    for name, check in (("database", _check_database), ("redis", _check_redis), ("workers", _check_workers)):
+        try:
+            checks.update(check())
+        except Exception as exc:  # a down service is a status to report, not a 500
+            checks[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+            if name == "database":
+                checks["pgvector"] = {"ok": False, "error": "database unreachable"}
+            if name == "redis":
+                checks["workers"] = {"ok": False, "error": "redis unreachable"}
+    healthy = all(item.get("ok") for item in checks.values())
+    return JsonResponse({"status": "ok" if healthy else "down", "checks": checks}, status=200 if healthy else 503)

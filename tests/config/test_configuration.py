@@ -1,0 +1,47 @@
+"""Bad configuration fails at start with one clear line; production settings are deploy-clean."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(args: list[str], **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_unreachable_database_url_fails_with_one_message():
+    result = _run(["-m", "config.launcher"], DATABASE_URL="postgresql://docent@127.0.0.1:9/docent")
+    assert result.returncode == 2
+    assert "cannot reach the database" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_unwritable_data_dir_fails_with_one_message():
+    result = _run(["manage.py", "check"], DATA_DIR="/proc/docent-data")
+    assert result.returncode == 2
+    assert "DATA_DIR /proc/docent-data is not writable" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_production_requires_a_secret_key():
+    result = _run(["manage.py", "check"], DEBUG="false", SECRET_KEY="")
+    assert result.returncode == 2
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_settings_pass_check_deploy():
+    result = _run(
+        ["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        DEBUG="false",
+        SECRET_KEY="x" * 20 + "k8Vt-R0xq_3mZ9LwQeYpN2sHfJ7uD4cB1aGiKoT6",
+        ALLOWED_HOSTS="docent.example.com",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
