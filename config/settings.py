@@ -88,6 +88,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "rag.middleware.CurrentWorkspaceMiddleware",
+    "licensing.middleware.FeatureCacheMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -105,6 +106,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "rag.context_processors.workspaces",
+                "licensing.context_processors.workspace_tier",
             ],
         },
     },
@@ -196,3 +198,77 @@ LOGGING = {
 # --- Docent knobs ---------------------------------------------------------------
 # The encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", or "hashing" (tests only).
 EMBEDDING_ENCODER = env.str("EMBEDDING_ENCODER", default="minilm")
+
+# Ingestion: files larger than this fail with a reason instead of filling memory.
+INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 1024)
+# Chunk size in words: all-MiniLM-L6-v2 reads 256 word pieces, about 200 English words.
+CHUNK_TARGET_WORDS = env.int("CHUNK_TARGET_WORDS", default=220)
+CHUNK_MAX_WORDS = env.int("CHUNK_MAX_WORDS", default=280)
+# Overlap keeps a sentence that straddles a split findable from both sides.
+CHUNK_OVERLAP_WORDS = env.int("CHUNK_OVERLAP_WORDS", default=30)
+# Texts per encoder call inside one document's batch.
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
+
+# --- licensing -------------------------------------------------------------------
+# Ed25519 public key that signed license keys must verify against: PEM, or base64 of the
+# 32 raw bytes (what `manage.py generate_license_keypair` prints). Empty refuses every
+# signed key with "no license public key configured"; licenses made in the admin still work.
+LICENSE_PUBLIC_KEY = env.str("LICENSE_PUBLIC_KEY", default="", multiline=True)
+
+# Answers: how many sentences an extractive answer quotes, and how close to the best one they must score.
+ANSWER_MAX_SENTENCES = env.int("ANSWER_MAX_SENTENCES", default=4)
+ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.8)
+# Results an answer is built from: more gives an LLM context, fewer keeps extractive answers focused.
+ANSWER_TOP_K = env.int("ANSWER_TOP_K", default=5)
+# An OpenAI-compatible chat-completions server switches answers to generated ones.
+LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
+LLM_MODEL = env.str("LLM_MODEL", default="")
+LLM_API_KEY = env.str("LLM_API_KEY", default="")
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60)
+
+# --- dedup merging ------------------------------------------------------------------
+# Cosine at or above which chunks of different documents are versions of one text: a changed
+# number or date keeps all-MiniLM-L6-v2 above 0.95, another paragraph on the same topic does not.
+MERGE_THRESHOLD = env.float("MERGE_THRESHOLD", default=0.95)
+# Cosine at or above which near-duplicates are compared fact by fact: below the merge threshold,
+# because a version that changed several facts drifts further from its predecessor.
+CONTRADICTION_THRESHOLD = env.float("CONTRADICTION_THRESHOLD", default=0.85)
+# Neighbours fetched per chunk: a text rarely has more versions and copies than this, and each more costs query time.
+MERGE_NEIGHBOURS = env.int("MERGE_NEIGHBOURS", default=10)
+# Smallest HNSW candidate list (pgvector's default is 40): filters apply after the scan, so the
+# document's own chunks and other workspaces' chunks use up candidates.
+MERGE_EF_SEARCH = env.int("MERGE_EF_SEARCH", default=100)
+# Workspaces up to this many active chunks are searched exactly: exact answers while a scan is still cheap.
+MERGE_EXACT_SCAN_MAX_CHUNKS = env.int("MERGE_EXACT_SCAN_MAX_CHUNKS", default=2000)
+# Chunks per neighbour-search statement: one round trip per batch, not per chunk.
+MERGE_QUERY_BATCH_SIZE = env.int("MERGE_QUERY_BATCH_SIZE", default=256)
+# Rows per statement when records and variants are written, to bound statement size.
+MERGE_WRITE_BATCH_SIZE = env.int("MERGE_WRITE_BATCH_SIZE", default=1000)
+# A merge task waits this long for another merge of its workspace, then retries later instead of holding a worker.
+MERGE_LOCK_TIMEOUT_SECONDS = env.int("MERGE_LOCK_TIMEOUT_SECONDS", default=30)
+
+# --- retrieval -------------------------------------------------------------------------
+# Reciprocal rank fusion constant: 60 is the published default; larger flattens rank differences.
+RRF_K = env.int("RRF_K", default=60)
+# Fused-score multiplier for chunks of the doc types a question is about: enough to reorder close
+# candidates, too little to lift an off-topic one over a clearly better match.
+DOC_TYPE_BOOST = env.float("DOC_TYPE_BOOST", default=1.15)
+# Recency decay for trend queries ("latest", "this year"): a page loses half its freshness every 14 days.
+RECENCY_HALF_LIFE_DAYS = env.float("RECENCY_HALF_LIFE_DAYS", default=14)
+# Share of freshness in a trend query's score (relevance keeps the rest): relevance must still lead.
+RECENCY_WEIGHT = env.float("RECENCY_WEIGHT", default=0.3)
+# Rows taken from each of the semantic and lexical lists before fusion and collapsing: room for
+# collapsed variants and boosts to reorder, while hydration stays one small query.
+SEARCH_CANDIDATE_POOL = env.int("SEARCH_CANDIDATE_POOL", default=50)
+# Cosine above which two results from different documents are one passage at retrieval time
+# (the newer is kept); same scale as MERGE_THRESHOLD.
+SEARCH_DEDUP_THRESHOLD = env.float("SEARCH_DEDUP_THRESHOLD", default=0.95)
+# The rarest question terms the lexical query keeps: more words only widen an OR that costs ranking time.
+LEXICAL_MAX_TERMS = env.int("LEXICAL_MAX_TERMS", default=4)
+# Most chunks a lexical query ranks: ts_rank_cd reads every matching row, so a common word must not rank half the table.
+LEXICAL_RANK_CAP = env.int("LEXICAL_RANK_CAP", default=1000)
+# Below this share of all chunks in scope, semantic search scans the scope exactly: HNSW filters
+# after its scan and would return too few rows, and a scan of that few rows is fast.
+EXACT_SCAN_SELECTIVITY = env.float("EXACT_SCAN_SELECTIVITY", default=0.1)
+# Bearer token that lets a Prometheus scraper read /metrics without a staff login; empty: staff only.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")

@@ -1,0 +1,145 @@
+"""Signed license keys: `DOCENT1.<base64url(json payload)>.<base64url(Ed25519 signature)>`.
+
+The signature covers the text `DOCENT1.<payload part>`, so neither the version
+prefix nor a byte of the payload can change without the key being refused.
+The vendor signs with a private key that never leaves their machine; an
+install verifies against the public key in settings.LICENSE_PUBLIC_KEY.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+PREFIX = "DOCENT1"
+PAYLOAD_FIELDS = ("license_id", "workspace", "tier", "valid_from", "valid_until", "issued_to")
+
+
+class LicenseKeyError(ValueError):
+    """A key that cannot be installed; the message is meant for the person installing it."""
+
+
+@dataclass(frozen=True)
+class LicensePayload:
+    license_id: uuid.UUID
+    workspace: str
+    tier: str
+    valid_from: datetime
+    valid_until: datetime | None
+    issued_to: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "license_id": str(self.license_id),
+            "workspace": self.workspace,
+            "tier": self.tier,
+            "valid_from": self.valid_from.isoformat(),
+            "valid_until": self.valid_until.isoformat() if self.valid_until else None,
+            "issued_to": self.issued_to,
+        }
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def generate_keypair() -> tuple[bytes, str]:
+    """A new vendor keypair: (private key PEM, public key as base64 of its 32 raw bytes)."""
+    private_key = Ed25519PrivateKey.generate()
+    private_pem = private_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return private_pem, public_key_text(private_key.public_key())
+
+
+def public_key_text(public_key: Ed25519PublicKey) -> str:
+    """The form LICENSE_PUBLIC_KEY takes: one line, so it fits in an env var."""
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return base64.b64encode(raw).decode("ascii")
+
+
+def load_private_key(pem: bytes) -> Ed25519PrivateKey:
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError) as exc:
+        raise LicenseKeyError(f"cannot read the private key: {exc}") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise LicenseKeyError("the private key is not an Ed25519 key")
+    return key
+
+
+def load_public_key(text: str) -> Ed25519PublicKey:
+    """Accept PEM, or base64 of either the 32 raw bytes or the DER SubjectPublicKeyInfo."""
+    text = text.strip()
+    if not text:
+        raise LicenseKeyError(
+            "no license public key configured (set LICENSE_PUBLIC_KEY); signed keys cannot be verified"
+        )
+    try:
+        if text.startswith("-----BEGIN"):
+            key = serialization.load_pem_public_key(text.encode("ascii"))
+        else:
+            raw = base64.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4), validate=True)
+            key = Ed25519PublicKey.from_public_bytes(raw) if len(raw) == 32 else serialization.load_der_public_key(raw)
+    except (ValueError, TypeError, binascii.Error, UnicodeEncodeError):
+        raise LicenseKeyError("LICENSE_PUBLIC_KEY is not a readable Ed25519 public key") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise LicenseKeyError("LICENSE_PUBLIC_KEY is not an Ed25519 public key")
+    return key
+
+
+def sign_license(payload: LicensePayload, private_key: Ed25519PrivateKey) -> str:
+    body = _b64encode(json.dumps(payload.to_json(), sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    signed_part = f"{PREFIX}.{body}"
+    return f"{signed_part}.{_b64encode(private_key.sign(signed_part.encode('ascii')))}"
+
+
+def verify_license_key(key: str, public_key: Ed25519PublicKey) -> LicensePayload:
+    """The payload of a key whose signature holds; dates and workspace are the caller's to judge."""
+    parts = "".join(key.split()).split(".")  # keys pasted from e-mail often carry line breaks
+    if len(parts) != 3 or parts[0] != PREFIX:
+        raise LicenseKeyError(f"not a Docent license key (expected {PREFIX}.<payload>.<signature>)")
+    prefix, body, signature_text = parts
+    try:
+        signature = _b64decode(signature_text)
+        public_key.verify(signature, f"{prefix}.{body}".encode("ascii"))
+    except (InvalidSignature, binascii.Error, ValueError, UnicodeEncodeError):
+        raise LicenseKeyError(
+            "the license key's signature is not valid: it was altered or not issued for this installation"
+        ) from None
+    # Past this point the vendor signed these bytes, so a parse failure is a vendor bug, still refused cleanly.
+    try:
+        data = json.loads(_b64decode(body))
+        missing = [field for field in PAYLOAD_FIELDS if field not in data]
+        if missing:
+            raise LicenseKeyError(f"the license key lacks {', '.join(missing)}")
+        return LicensePayload(
+            license_id=uuid.UUID(data["license_id"]),
+            workspace=str(data["workspace"]),
+            tier=str(data["tier"]),
+            valid_from=_aware(datetime.fromisoformat(data["valid_from"])),
+            valid_until=_aware(datetime.fromisoformat(data["valid_until"])) if data["valid_until"] else None,
+            issued_to=str(data["issued_to"] or ""),
+        )
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        if isinstance(exc, LicenseKeyError):
+            raise
+        raise LicenseKeyError("the license key's content is unreadable") from None
+
+
+def _aware(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise ValueError("license dates must carry a time zone")
+    return moment
