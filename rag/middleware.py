@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Callable
 
 from django.http import HttpRequest, HttpResponse
-from django.utils.functional import SimpleLazyObject
 
 from rag.models import Workspace
 from rag.selectors import workspace_list
@@ -28,5 +27,6 @@ class CurrentWorkspaceMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.workspace = SimpleLazyObject(lambda: _current_workspace(request))  # type: ignore[attr-defined]
+        # Eager, not lazy: views test `request.workspace is None`, which a lazy proxy would defeat.
+        request.workspace = _current_workspace(request) if request.user.is_authenticated else None  # type: ignore[attr-defined]
         return self.get_response(request)

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a different encoder needs a migration
 
 
 class Workspace(models.Model):
@@ -19,3 +25,242 @@ class Workspace(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class DocType(models.Model):
+    """One kind of document (api, operations, ...); keywords drive classification and query boosts."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    keywords = ArrayField(models.CharField(max_length=100), default=list, blank=True,
+                          help_text="Words that mark a document or a question as this type.")
+    path_patterns = ArrayField(models.CharField(max_length=200), default=list, blank=True,
+                               help_text="Case-insensitive substrings or globs of the file path.")
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name = "document type"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DocumentQuerySet(models.QuerySet["Document"]):
+    def active(self) -> "DocumentQuerySet":
+        return self.filter(archived=False)
+
+
+class Document(models.Model):
+    """One source file in a workspace; its chunks are replaced whole when its content changes."""
+
+    class Status(models.TextChoices):
+        INDEXED = "indexed", "Indexed"
+        FAILED = "failed", "Failed"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="documents")
+    path = models.CharField(max_length=1024, help_text="The source path as ingested.")
+    title = models.CharField(max_length=500)
+    format = models.CharField(max_length=20)
+    content_hash = models.CharField(max_length=64, blank=True)
+    size_bytes = models.BigIntegerField(default=0)
+    doc_date = models.DateTimeField(null=True, blank=True, help_text="Unknown dates sort as oldest.")
+    date_source = models.CharField(max_length=30, blank=True)
+    doc_type = models.CharField(max_length=50, blank=True, db_index=True)
+    source_type = models.CharField(max_length=100, blank=True)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    entities = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.INDEXED, db_index=True)
+    error = models.TextField(blank=True, help_text="Why the last indexing of this file failed.")
+    archived = models.BooleanField(default=False, help_text="Missing from its folder at the last ingest; not searched.")
+    chunk_count = models.PositiveIntegerField(default=0)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DocumentQuerySet.as_manager()
+
+    DATE_SOURCE_LABELS = {
+        "pdf_moddate": "PDF modification date",
+        "pdf_creationdate": "PDF creation date",
+        "frontmatter": "frontmatter date",
+        "asciidoc_revdate": "AsciiDoc :revdate:",
+        "asciidoc_date": "AsciiDoc :date:",
+        "mtime": "file modification time",
+        "unknown": "nothing: no date found",
+    }
+
+    @property
+    def date_source_label(self) -> str:
+        return self.DATE_SOURCE_LABELS.get(self.date_source, self.date_source or "—")
+
+    class Meta:
+        ordering = ["-doc_date", "path"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "path"], name="document_unique_path")]
+        indexes = [
+            models.Index(fields=["workspace", "archived", "doc_date"]),
+            GinIndex(fields=["tags"], name="document_tags_gin"),
+            GinIndex(fields=["entities"], name="document_entities_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.path
+
+
+class Chunk(models.Model):
+    """A heading-aware slice of a document, embedded and full-text indexed."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    heading_path = models.CharField(max_length=1000, blank=True)
+    chunk_index = models.PositiveIntegerField()
+    total_chunks = models.PositiveIntegerField()
+    chunk_position = models.CharField(max_length=10)
+    embedding = VectorField(dimensions=EMBEDDING_DIM)
+    # Kept by PostgreSQL itself, so it can never drift from the text.
+    search_vector = models.GeneratedField(
+        expression=SearchVector("heading_path", weight="A", config="english")
+        + SearchVector("text", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document_id", "chunk_index"]
+        indexes = [
+            HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
+            GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
+            models.Index(fields=["workspace", "text_hash"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document} #{self.chunk_index}"
+
+
+class EmbeddingCache(models.Model):
+    """Embeddings by (model, text hash): the same text is never encoded twice."""
+
+    model_name = models.CharField(max_length=100)
+    text_hash = models.CharField(max_length=64)
+    embedding = VectorField(dimensions=EMBEDDING_DIM)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model_name", "text_hash"], name="embedding_cache_unique")]
+
+
+class IndexingJob(models.Model):
+    """A batch of files queued together; its items carry per-document status."""
+
+    class Source(models.TextChoices):
+        CLI = "cli", "Command line"
+        UPLOAD = "upload", "Upload"
+        DEMO = "demo", "Demo corpus"
+        REINDEX = "reindex", "Re-index"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="jobs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    description = models.CharField(max_length=500, blank=True)
+    archived_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Job {self.pk} ({self.get_source_display()})"
+
+
+class IndexingJobItem(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        INDEXED = "indexed", "Indexed"
+        UNCHANGED = "unchanged", "Unchanged"
+        SKIPPED = "skipped", "Skipped"
+        FAILED = "failed", "Failed"
+
+    FINISHED = (Status.INDEXED, Status.UNCHANGED, Status.SKIPPED, Status.FAILED)
+
+    job = models.ForeignKey(IndexingJob, on_delete=models.CASCADE, related_name="items")
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="job_items")
+    path = models.CharField(max_length=1024, help_text="The document path as it will be stored.")
+    source_file = models.CharField(max_length=2048, help_text="Where the worker reads the bytes.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    chunk_count = models.PositiveIntegerField(default=0)
+    encoded_count = models.PositiveIntegerField(default=0, help_text="Chunks that needed the encoder (not cached).")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_id", "id"]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class CanonicalRecord(models.Model):
+    """Near-duplicate chunks merged into one: the newest version is canonical, the rest are variants."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="canonical_records")
+    # SET_NULL, not CASCADE: a record outlives its canonical long enough to promote a variant.
+    canonical_chunk = models.OneToOneField(
+        Chunk, null=True, on_delete=models.SET_NULL, related_name="canonical_of"
+    )
+    merge_count = models.PositiveIntegerField(default=0, help_text="How many variants were merged into this record.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return f"Record {self.pk}"
+
+
+class ChunkVariant(models.Model):
+    record = models.ForeignKey(CanonicalRecord, on_delete=models.CASCADE, related_name="variants")
+    chunk = models.OneToOneField(Chunk, on_delete=models.CASCADE, related_name="variant_of")
+    similarity = models.FloatField(help_text="Cosine similarity to the canonical chunk.")
+    merged_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-similarity"]
+
+
+class Contradiction(models.Model):
+    """Two near-duplicate chunks that disagree on a fact, for a person to review."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RESOLVED = "resolved", "Resolved"
+        DISMISSED = "dismissed", "Dismissed"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="contradictions")
+    chunk_a = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="+")
+    chunk_b = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="+")
+    similarity = models.FloatField()
+    differences = models.JSONField(default=list, help_text='[{"kind": "number", "a": "600", "b": "1000"}, ...]')
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
+    resolution = models.CharField(max_length=20, blank=True, help_text="kept_a, kept_b or dismissed")
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # One row per pair, stored with the smaller chunk id first.
+            models.UniqueConstraint(fields=["chunk_a", "chunk_b"], name="contradiction_unique_pair"),
+            models.CheckConstraint(condition=models.Q(chunk_a__lt=models.F("chunk_b")), name="contradiction_ordered_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Contradiction {self.pk} ({self.status})"

@@ -3,6 +3,9 @@ from django.urls import path
 from rag import views
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("workspaces/switch/", views.workspace_switch, name="workspace-switch"),
+    path("documents/", views.documents, name="documents"),
+    path("documents/upload/", views.upload, name="upload"),
+    path("documents/<int:pk>/", views.document_detail, name="document-detail"),
+    path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
 ]

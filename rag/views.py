@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
+from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from rag.forms import DocumentFilterForm, UploadForm
 from rag.middleware import SESSION_KEY
-from rag.selectors import workspace_get
-
-
-@require_GET
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "rag/home.html", {"workspace": request.workspace})
+from rag.models import DocType
+from rag.selectors import document_get, document_list, job_get, job_list, workspace_get
+from rag.sentences import sentence_spans
+from rag.services import job_progress, upload_job_create
 
 
 @require_POST
@@ -27,3 +30,75 @@ def workspace_switch(request: HttpRequest) -> HttpResponse:
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         target = "home"
     return redirect(target)
+
+
+def _no_workspace(request: HttpRequest) -> HttpResponse:
+    return render(request, "rag/no_workspace.html")
+
+
+@require_GET
+def documents(request: HttpRequest) -> HttpResponse:
+    if request.workspace is None:
+        return _no_workspace(request)
+    form = DocumentFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Bad filter: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    filters = form.cleaned_data
+    queryset = document_list(
+        workspace=request.workspace, doc_type=filters["doc_type"], status=filters["status"], query=filters["q"],
+        date_from=filters["date_from"], date_to=filters["date_to"],
+    )
+    page = Paginator(queryset, 50).get_page(request.GET.get("page"))
+    context = {"form": form, "page": page, "doc_types": DocType.objects.all(), "jobs": job_list(workspace=request.workspace)[:5]}
+    template = "rag/documents.html#document-table" if request.htmx else "rag/documents.html"
+    return render(request, template, context)
+
+
+_SENTENCE_ID = re.compile(r"^(\d+)\.(\d+)$")
+
+
+def _cited_segments(text: str, chunk_id: int, sentence_ids: list[str]) -> list[tuple[str, bool]]:
+    """The chunk text cut into (piece, cited) runs, so the template can mark cited sentences."""
+    wanted = {int(m.group(2)) for m in map(_SENTENCE_ID.match, sentence_ids) if m and int(m.group(1)) == chunk_id}
+    segments, cursor = [], 0
+    for span in sentence_spans(text):
+        if span.index in wanted:
+            segments += [(text[cursor:span.start], False), (text[span.start:span.end], True)]
+            cursor = span.end
+    segments.append((text[cursor:], False))
+    return [segment for segment in segments if segment[0]]
+
+
+@require_GET
+def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    document = document_get(user=request.user, pk=pk)
+    chunks = list(document.chunks.order_by("chunk_index"))
+    highlight = request.GET.get("chunk", "")
+    sentence_ids = [s for s in request.GET.get("s", "").split(",") if s]
+    if (highlight and not highlight.isdigit()) or any(not _SENTENCE_ID.match(s) for s in sentence_ids):
+        return HttpResponseBadRequest("chunk must be a chunk id and s a comma-separated list of chunk_id.sentence ids")
+    for chunk in chunks:
+        chunk.segments = _cited_segments(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else None
+    return render(request, "rag/document_detail.html", {"document": document, "chunks": chunks, "highlight": highlight})
+
+
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest) -> HttpResponse:
+    if request.workspace is None:
+        return _no_workspace(request)
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST":
+        if not form.is_valid():
+            return render(request, "rag/upload.html", {"form": form}, status=400)
+        job = upload_job_create(workspace=request.workspace, files=form.cleaned_data["files"], created_by=request.user)
+        messages.info(request, f"Queued {job.items.count()} file(s) for indexing.")
+        return redirect("job-detail", pk=job.pk)
+    return render(request, "rag/upload.html", {"form": form})
+
+
+@require_GET
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = job_get(user=request.user, pk=pk)
+    context = {"job": job, "progress": job_progress(job=job), "items": job.items.select_related("document")}
+    template = "rag/job_detail.html#job-status" if request.htmx else "rag/job_detail.html"
+    return render(request, template, context)

@@ -1,0 +1,37 @@
+"""Shared start-up for benchmarks: their own DATA_DIR, so figures never touch a real instance."""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def django_setup(*, encoder: str = "minilm") -> None:
+    """Configure Django on var/bench (embedded services start on demand) and migrate."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DATA_DIR", str(ROOT / "var" / "bench"))
+    os.environ["EMBEDDING_ENCODER"] = os.environ.get("EMBEDDING_ENCODER", encoder)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]

@@ -1,0 +1,211 @@
+"""Cut a parsed document into retrieval-sized chunks that follow its headings.
+
+A chunk that mixes two top-level sections answers neither question well, and
+one cut mid-section loses its context, so chunks are built from whole
+sections where they fit, long sections are split on paragraph and sentence
+boundaries with a little overlap, and every section inside a chunk starts
+with its heading line, which is often the best keyword match for a query.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag.ingest.parsers import ParsedDocument, Section
+
+# A chunk this small says too little to be retrieved on its own; it joins its neighbour.
+TINY_CHUNK_WORDS = 40
+# How full a part of a split section must be before we prefer ending it at a paragraph.
+PARAGRAPH_BREAK_FILL = 0.75
+
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+@dataclass(frozen=True)
+class ChunkDraft:
+    text: str
+    heading_path: str
+    chunk_index: int
+    total_chunks: int
+    chunk_position: str  # "start" | "middle" | "end" | "only"
+
+
+@dataclass
+class _Piece:
+    """A whole section, or one part of a long one, ready to be placed in a chunk."""
+
+    text: str
+    heading_path: tuple[str, ...]
+    group: int  # index of the top-level section it belongs to
+    # The first piece of a top-level section, and every later part of a split section
+    # (it overlaps the part before, so the two never share a chunk), start a chunk.
+    starts_chunk: bool
+    has_body: bool
+
+
+@dataclass
+class _Chunk:
+    pieces: list[_Piece]
+
+    @property
+    def words(self) -> int:
+        return sum(_word_count(piece.text) for piece in self.pieces)
+
+
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+def chunk_document(
+    parsed: ParsedDocument, *, target_words: int = 250, max_words: int = 300, overlap_words: int = 30
+) -> list[ChunkDraft]:
+    """Chunks in reading order; [] for a document without text."""
+    if not 0 <= overlap_words < target_words <= max_words:
+        raise ValueError("need 0 <= overlap_words < target_words <= max_words")
+    pieces = _pieces(parsed.sections, target_words=target_words, max_words=max_words, overlap_words=overlap_words)
+
+    chunks: list[_Chunk] = []
+    for piece in pieces:
+        current = chunks[-1] if chunks else None
+        if current is None or piece.starts_chunk or current.words + _word_count(piece.text) > max_words:
+            chunks.append(_Chunk([piece]))
+        else:
+            current.pieces.append(piece)
+
+    # Tiny chunks at the end of a top-level section join the chunk before them; this may
+    # pass max_words by less than TINY_CHUNK_WORDS, which beats a chunk too small to match.
+    merged: list[_Chunk] = []
+    for index, chunk in enumerate(chunks):
+        previous = merged[-1] if merged else None
+        following = chunks[index + 1] if index + 1 < len(chunks) else None
+        is_last_of_group = following is None or following.pieces[0].group != chunk.pieces[0].group
+        if (
+            previous is not None
+            and is_last_of_group
+            and chunk.words < TINY_CHUNK_WORDS
+            and previous.pieces[-1].group == chunk.pieces[0].group
+        ):
+            previous.pieces.extend(chunk.pieces)
+        else:
+            merged.append(chunk)
+    # A heading with nothing under it is not worth a chunk (an empty "Appendix").
+    kept = [chunk for chunk in merged if any(piece.has_body for piece in chunk.pieces)]
+
+    total = len(kept)
+    return [
+        ChunkDraft(
+            text="\n\n".join(piece.text for piece in chunk.pieces),
+            heading_path=" > ".join(chunk.pieces[0].heading_path),
+            chunk_index=index,
+            total_chunks=total,
+            chunk_position=_position(index, total),
+        )
+        for index, chunk in enumerate(kept)
+    ]
+
+
+def _position(index: int, total: int) -> str:
+    if total == 1:
+        return "only"
+    if index == 0:
+        return "start"
+    return "end" if index == total - 1 else "middle"
+
+
+def _pieces(sections: list[Section], *, target_words: int, max_words: int, overlap_words: int) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    group = -1
+    previous_level: int | None = None
+    for section in sections:
+        # Consecutive level-0 sections (the pages of a PDF without headings) are one
+        # stretch of text, not separate top-level sections.
+        opens_group = group < 0 or section.level == 1 or (section.level == 0 and previous_level != 0)
+        previous_level = section.level
+        if opens_group:
+            group += 1
+        heading = section.heading_path[-1] if section.level > 0 else ""
+        body = section.text.strip()
+        if not heading and not body:
+            continue
+        if _word_count(heading) + _word_count(body) <= max_words:
+            parts = [body]
+        else:
+            parts = _split(body, target_words=target_words, limit=max_words - _word_count(heading), overlap_words=overlap_words)
+        for number, part in enumerate(parts):
+            text = f"{heading}\n{part}" if heading and part else heading or part
+            starts_chunk = (opens_group and number == 0) or number > 0
+            pieces.append(_Piece(text, section.heading_path, group, starts_chunk, bool(part)))
+    return pieces
+
+
+def _split(body: str, *, target_words: int, limit: int, overlap_words: int) -> list[str]:
+    """Split a long section into parts of about target_words, each starting with the last
+    overlap_words words of the one before, so a sentence cut at a seam survives in one.
+
+    Parts end at paragraph boundaries once they are PARAGRAPH_BREAK_FILL full; before
+    that a paragraph is broken between sentences to fill the part, so parts come out
+    close to target_words rather than one short paragraph each.
+    """
+    budget = max(target_words - overlap_words, 1)  # new words per part; the overlap fills the rest
+    parts: list[list[tuple[str, bool]]] = []
+    current: list[tuple[str, bool]] = []
+    current_words = 0
+
+    def close_part() -> None:
+        nonlocal current, current_words
+        if current:
+            parts.append(current)
+        current, current_words = [], 0
+
+    for paragraph in (p for p in body.split("\n\n") if p.strip()):
+        paragraph_words = _word_count(paragraph)
+        if current_words + paragraph_words <= budget:
+            current.append((paragraph, True))
+            current_words += paragraph_words
+            continue
+        if current_words >= budget * PARAGRAPH_BREAK_FILL:
+            close_part()
+            if paragraph_words <= budget:
+                current, current_words = [(paragraph, True)], paragraph_words
+                continue
+        for number, sentence in enumerate(_sentences(paragraph, budget)):
+            sentence_words = _word_count(sentence)
+            if current and current_words + sentence_words > budget:
+                close_part()
+            current.append((sentence, number == 0))
+            current_words += sentence_words
+    if current:
+        # A small tail reads better as the end of the part before than as a part of its own.
+        previous_words = sum(_word_count(unit) for unit, _ in parts[-1]) if parts else 0
+        if parts and current_words < TINY_CHUNK_WORDS and previous_words + current_words + overlap_words <= limit:
+            parts[-1].extend(current)
+        else:
+            parts.append(current)
+
+    texts = [_join_units(part) for part in parts]
+    with_overlap = texts[:1]
+    for previous, text in zip(texts, texts[1:], strict=False):
+        overlap = " ".join(previous.split()[-overlap_words:]) if overlap_words else ""
+        with_overlap.append(f"{overlap} {text}" if overlap else text)
+    return with_overlap
+
+
+def _join_units(units: list[tuple[str, bool]]) -> str:
+    text = ""
+    for unit, starts_paragraph in units:
+        separator = "\n\n" if starts_paragraph else " "
+        text = f"{text}{separator}{unit}" if text else unit
+    return text
+
+
+def _sentences(paragraph: str, budget: int) -> list[str]:
+    """Sentences of a paragraph; one longer than budget (a log dump) is cut into word windows."""
+    pieces: list[str] = []
+    for sentence in _SENTENCE_END.split(paragraph):
+        words = sentence.split()
+        if len(words) <= budget:
+            pieces.append(sentence)
+        else:
+            pieces.extend(" ".join(words[start : start + budget]) for start in range(0, len(words), budget))
+    return [piece for piece in pieces if piece.strip()]

@@ -1,0 +1,144 @@
+"""Decide which date a document carries.
+
+Retrieval prefers the newest version of a fact, so every document needs a
+date, and the most trustworthy one: dates the author's tools wrote into the
+file beat dates a person typed, which beat the file's modification time
+(copying a file changes that). Every result is timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from rag.ingest.parsers import ParsedDocument
+
+# AsciiDoc attributes belong in the document header; one set far below is more likely
+# an example in the text than the document's own date.
+ASCIIDOC_DATE_MAX_LINE = 50
+
+
+@dataclass(frozen=True)
+class DocDate:
+    value: datetime | None
+    source: str  # pdf_moddate, pdf_creationdate, frontmatter, asciidoc_revdate, asciidoc_date, mtime, unknown
+
+
+_PDF_DATE = re.compile(
+    r"(?:D:)?(?P<year>\d{4})(?P<month>\d{2})?(?P<day>\d{2})?(?P<hour>\d{2})?(?P<minute>\d{2})?(?P<second>\d{2})?"
+    r"(?P<zone>Z(?:00'?00'?)?|[+-]\d{2}(?:'?\d{2}'?)?)?'?"
+)
+
+
+def parse_pdf_date(raw: str) -> datetime | None:
+    """Parse a PDF date string (`D:20250314093000+02'00'`, `D:2025`, ...) to UTC; None if garbage.
+
+    Missing parts default to the start of the period and a missing offset means UTC,
+    which is what the PDF specification says a reader should assume.
+    """
+    match = _PDF_DATE.fullmatch(raw.strip()) if isinstance(raw, str) else None
+    if match is None:
+        return None
+    parts = match.groupdict()
+    zone = parts["zone"] or "Z"
+    offset = timedelta(0)
+    if not zone.startswith("Z"):
+        digits = zone[1:].replace("'", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+        if zone[0] == "-":
+            offset = -offset
+    try:
+        value = datetime(
+            int(parts["year"]),
+            int(parts["month"] or 1),
+            int(parts["day"] or 1),
+            int(parts["hour"] or 0),
+            int(parts["minute"] or 0),
+            int(parts["second"] or 0),
+            tzinfo=timezone(offset),
+        )
+    except ValueError:  # month 13, offset of 24 hours and the like
+        return None
+    return value.astimezone(UTC)
+
+
+# Written-out dates people put in frontmatter and AsciiDoc headers. Slash dates other than
+# year-first are left out on purpose: 03/04/2025 means different days on either side of
+# the Atlantic, and a wrong date is worse than falling back to the next source.
+_DATE_FORMATS = (
+    "%Y/%m/%d",
+    "%Y.%m.%d",
+    "%d.%m.%Y",
+    "%B %d, %Y",
+    "%b %d, %Y",
+    "%B %d %Y",
+    "%b %d %Y",
+    "%d %B %Y",
+    "%d %b %Y",
+    "%d %B, %Y",
+    "%d %b, %Y",
+    "%B %Y",
+    "%b %Y",
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%d %H:%M:%S",
+)
+_ORDINAL_SUFFIX = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b", re.IGNORECASE)
+_WEEKDAY_PREFIX = re.compile(r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+", re.IGNORECASE)
+
+
+def parse_loose_date(value: Any) -> datetime | None:
+    """A date typed by a person (YAML date, ISO string, "March 14, 2025", ...) in UTC, or None.
+
+    A date without a time is midnight UTC; a time without an offset is taken as UTC.
+    """
+    if isinstance(value, datetime):
+        return _as_utc(value)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = " ".join(value.split())
+    try:
+        return _as_utc(datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text))
+    except ValueError:
+        pass
+    cleaned = _ORDINAL_SUFFIX.sub("", _WEEKDAY_PREFIX.sub("", text))
+    for date_format in _DATE_FORMATS:
+        try:
+            return _as_utc(datetime.strptime(cleaned, date_format))
+        except ValueError:
+            continue
+    try:  # RFC 2822, as mail and feed tools write it: "Fri, 14 Mar 2025 09:30:00 +0200"
+        return _as_utc(parsedate_to_datetime(text))
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _as_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def resolve_doc_date(parsed: ParsedDocument, mtime: float | None) -> DocDate:
+    """The best date for a document and where it came from; unparsable sources are skipped."""
+    for key, source in (("ModDate", "pdf_moddate"), ("CreationDate", "pdf_creationdate")):
+        raw = parsed.pdf_dates.get(key)
+        if raw and (value := parse_pdf_date(raw)) is not None:
+            return DocDate(value, source)
+    if parsed.format == "markdown" and (value := parse_loose_date(parsed.metadata.get("date"))) is not None:
+        return DocDate(value, "frontmatter")
+    if parsed.format == "asciidoc":
+        attribute_lines = parsed.metadata.get("attribute_lines") or {}
+        for name, source in (("revdate", "asciidoc_revdate"), ("date", "asciidoc_date")):
+            line = attribute_lines.get(name)
+            if line is None or line > ASCIIDOC_DATE_MAX_LINE:
+                continue
+            if (value := parse_loose_date(parsed.metadata.get(name))) is not None:
+                return DocDate(value, source)
+    if mtime is not None:
+        return DocDate(datetime.fromtimestamp(mtime, tz=UTC), "mtime")
+    return DocDate(None, "unknown")

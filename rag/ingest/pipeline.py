@@ -1,0 +1,177 @@
+"""`document_index`: the whole indexing flow for one file, readable top to bottom.
+
+read -> hash (unchanged? stop) -> parse -> date -> chunk -> doc type -> embed
+(cache first) -> one transaction that replaces the document's chunks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from rag import dedup, embeddings
+from rag.ingest.chunking import ChunkDraft, chunk_document
+from rag.ingest.dates import resolve_doc_date
+from rag.ingest.doctypes import DocTypeRule, classify_doc_type
+from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
+from rag.models import Chunk, DocType, Document, EmbeddingCache
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IndexOutcome:
+    status: str  # "indexed" | "unchanged" | "skipped" | "failed"
+    document_id: int | None = None
+    chunk_count: int = 0
+    encoded_count: int = 0
+    error: str = ""
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def doc_type_rules() -> list[DocTypeRule]:
+    return [
+        DocTypeRule(slug=row.slug, keywords=tuple(row.keywords), path_patterns=tuple(row.path_patterns))
+        for row in DocType.objects.all()
+    ]
+
+
+def embed_with_cache(texts: list[str]) -> tuple[list[list[float]], int]:
+    """Embeddings for texts, encoding only those never seen by this model; returns (vectors, encoded)."""
+    encoder = embeddings.get_encoder()
+    hashes = [text_hash(text) for text in texts]
+    cached = {
+        row.text_hash: row.embedding
+        for row in EmbeddingCache.objects.filter(model_name=encoder.name, text_hash__in=set(hashes))
+    }
+    missing: dict[str, str] = {}
+    for digest, text in zip(hashes, texts):
+        if digest not in cached:
+            missing.setdefault(digest, text)
+    if missing:
+        vectors = encoder.encode(list(missing.values()))
+        fresh = dict(zip(missing.keys(), vectors))
+        EmbeddingCache.objects.bulk_create(
+            [EmbeddingCache(model_name=encoder.name, text_hash=d, embedding=v) for d, v in fresh.items()],
+            ignore_conflicts=True,  # another worker may have cached the same text meanwhile
+        )
+        cached.update(fresh)
+    return [list(cached[digest]) for digest in hashes], len(missing)
+
+
+def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0, content_hash: str = "") -> IndexOutcome:
+    """Record the failure on the document; an earlier good version keeps its chunks."""
+    with transaction.atomic():
+        document, created = Document.objects.select_for_update().get_or_create(
+            workspace_id=workspace_id,
+            path=path,
+            defaults={"title": Path(path).name, "format": "", "status": Document.Status.FAILED, "error": reason,
+                      "size_bytes": size, "content_hash": ""},
+        )
+        if not created:
+            document.error = reason
+            if document.chunk_count == 0:
+                document.status = Document.Status.FAILED
+            document.save(update_fields=["error", "status", "updated_at"])
+    logger.warning("document failed", extra={"workspace_id": workspace_id, "path": path, "reason": reason})
+    return IndexOutcome(status="failed", document_id=document.pk, error=reason)
+
+
+def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexOutcome:
+    """Index one file; a bad file fails alone with a reason a person can act on."""
+    try:
+        detect_format(Path(path))
+    except UnsupportedFormat as exc:
+        return IndexOutcome(status="skipped", error=str(exc))
+    try:
+        size = source_file.stat().st_size
+        if size > settings.INGEST_MAX_FILE_BYTES:
+            limit_mb = settings.INGEST_MAX_FILE_BYTES / 1024 / 1024
+            return _fail(workspace_id, path, f"file is {size / 1024 / 1024:.1f} MB, over the {limit_mb:.0f} MB limit", size=size)
+        data = source_file.read_bytes()
+        mtime = source_file.stat().st_mtime
+    except OSError as exc:
+        return _fail(workspace_id, path, f"cannot read the file: {exc.strerror or exc}")
+
+    content_hash = hashlib.sha256(data).hexdigest()
+    existing = Document.objects.filter(workspace_id=workspace_id, path=path).first()
+    if existing and existing.content_hash == content_hash and existing.status == Document.Status.INDEXED:
+        if existing.archived:
+            Document.objects.filter(pk=existing.pk).update(archived=False, updated_at=timezone.now())
+        return IndexOutcome(status="unchanged", document_id=existing.pk, chunk_count=existing.chunk_count)
+
+    try:
+        parsed = parse_document(Path(path), data)
+    except ParseError as exc:
+        return _fail(workspace_id, path, str(exc), size=len(data))
+    except UnsupportedFormat as exc:
+        return IndexOutcome(status="skipped", error=str(exc))
+
+    doc_date = resolve_doc_date(parsed, mtime)
+    drafts: list[ChunkDraft] = chunk_document(
+        parsed,
+        target_words=settings.CHUNK_TARGET_WORDS,
+        max_words=settings.CHUNK_MAX_WORDS,
+        overlap_words=settings.CHUNK_OVERLAP_WORDS,
+    )
+    if not drafts:
+        return _fail(workspace_id, path, "no text to index", size=len(data))
+    doc_type = classify_doc_type(
+        path=path, title=parsed.title, text=parsed.text, frontmatter_type=parsed.doc_type, rules=doc_type_rules()
+    )
+    vectors, encoded = embed_with_cache([draft.text for draft in drafts])
+
+    # One transaction per document: readers see the old version or the new one, never a mix.
+    with transaction.atomic():
+        document, _ = Document.objects.select_for_update().get_or_create(
+            workspace_id=workspace_id, path=path, defaults={"title": parsed.title, "format": parsed.format}
+        )
+        document.title = parsed.title[:500]
+        document.format = parsed.format
+        document.content_hash = content_hash
+        document.size_bytes = len(data)
+        document.doc_date = doc_date.value
+        document.date_source = doc_date.source
+        document.doc_type = doc_type
+        document.source_type = parsed.source_type or ""
+        document.tags = parsed.tags
+        document.entities = parsed.entities
+        document.metadata = {k: str(v)[:500] for k, v in parsed.metadata.items()}
+        document.status = Document.Status.INDEXED
+        document.error = ""
+        document.archived = False
+        document.chunk_count = len(drafts)
+        document.indexed_at = timezone.now()
+        document.save()
+        dedup.chunks_detach(chunk_ids=list(document.chunks.values_list("pk", flat=True)))
+        document.chunks.all().delete()
+        Chunk.objects.bulk_create(
+            Chunk(
+                workspace_id=workspace_id,
+                document=document,
+                text=draft.text,
+                text_hash=text_hash(draft.text),
+                heading_path=draft.heading_path[:1000],
+                chunk_index=draft.chunk_index,
+                total_chunks=draft.total_chunks,
+                chunk_position=draft.chunk_position,
+                embedding=vector,
+            )
+            for draft, vector in zip(drafts, vectors)
+        )
+    logger.info(
+        "document indexed",
+        extra={"workspace_id": workspace_id, "document_id": document.pk, "path": path, "chunks": len(drafts),
+               "encoded": encoded, "doc_type": doc_type, "date_source": doc_date.source, "pid": os.getpid()},
+    )
+    return IndexOutcome(status="indexed", document_id=document.pk, chunk_count=len(drafts), encoded_count=encoded)

@@ -1,0 +1,180 @@
+"""The indexing pipeline against the real database, with the hashing encoder."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from rag import embeddings
+from rag.models import Chunk, Document, EmbeddingCache, IndexingJob
+from rag.services import indexing_job_create, job_item_run
+from tests.rag.samples import write_corpus, write_pdf
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def encoder():
+    embeddings.reset_encoder()
+    yield embeddings.get_encoder()
+    embeddings.reset_encoder()
+
+
+def ingest_sync(workspace, *paths: Path) -> IndexingJob:
+    job = indexing_job_create(workspace=workspace, paths=list(paths), enqueue=False)
+    for item_id in job.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)
+    return job
+
+
+def test_folder_of_every_format_becomes_dated_typed_chunks(workspace, tmp_path, encoder):
+    files = write_corpus(tmp_path / "docs")
+    ingest_sync(workspace, tmp_path / "docs")
+
+    docs = {Path(d.path).name: d for d in Document.objects.filter(workspace=workspace)}
+    assert set(docs) == {"deploy-guide.md", "reference.adoc", "troubleshooting.rst", "notes.txt", "routes.html",
+                         "architecture.pdf"}
+    assert all(d.status == "indexed" and d.chunk_count > 0 for d in docs.values())
+
+    guide = docs["deploy-guide.md"]
+    assert (guide.title, guide.date_source, guide.doc_date) == (
+        "Lumen Deployment Guide", "frontmatter", datetime(2025, 3, 14, tzinfo=timezone.utc))
+    assert guide.doc_type == "operations" and guide.tags == ["deployment", "kubernetes"]
+    assert guide.entities == ["Lumen Gateway"]
+    assert docs["reference.adoc"].date_source == "asciidoc_revdate"
+    assert docs["reference.adoc"].doc_date == datetime(2025, 9, 2, tzinfo=timezone.utc)
+    assert docs["architecture.pdf"].date_source in {"pdf_moddate", "pdf_creationdate"}
+    assert docs["architecture.pdf"].doc_date.date().isoformat() == "2024-05-02"
+    assert docs["notes.txt"].date_source == "mtime"
+    assert docs["notes.txt"].tags == [] and docs["notes.txt"].entities == []
+
+    health = Chunk.objects.get(document=guide, text__contains="liveness probe")
+    assert health.heading_path.startswith("Lumen Deployment Guide > Kubernetes")
+    assert len(health.embedding) == 384
+    html_text = " ".join(Chunk.objects.filter(document=docs["routes.html"]).values_list("text", flat=True))
+    assert "<api-key>" in html_text and "alert(" not in html_text and "color: red" not in html_text
+    # Full text works on the generated column.
+    assert Chunk.objects.filter(workspace=workspace, search_vector="rotated").exists()
+
+
+def test_reingesting_unchanged_folder_parses_and_encodes_nothing(workspace, tmp_path, encoder):
+    write_corpus(tmp_path / "docs")
+    ingest_sync(workspace, tmp_path / "docs")
+    chunk_ids = set(Chunk.objects.values_list("pk", flat=True))
+    calls = encoder.calls
+
+    job = ingest_sync(workspace, tmp_path / "docs")
+    assert set(job.items.values_list("status", flat=True)) == {"unchanged"}
+    assert encoder.calls == calls
+    assert set(Chunk.objects.values_list("pk", flat=True)) == chunk_ids
+
+
+def test_changed_file_is_replaced_and_shared_text_comes_from_the_cache(workspace, tmp_path, encoder):
+    files = write_corpus(tmp_path / "docs")
+    ingest_sync(workspace, tmp_path / "docs")
+    guide = Document.objects.get(path=str(files["guide"]))
+    old_ids = set(guide.chunks.values_list("pk", flat=True))
+    texts_before = encoder.texts_encoded
+
+    files["guide"].write_text(files["guide"].read_text() + "\n## Scaling\n\nAdd replicas when CPU stays above 70 percent.\n")
+    job = ingest_sync(workspace, tmp_path / "docs")
+
+    guide.refresh_from_db()
+    assert job.items.get(path=str(files["guide"])).status == "indexed"
+    assert not old_ids & set(guide.chunks.values_list("pk", flat=True))
+    assert any("Scaling" in c.heading_path for c in guide.chunks.all())
+    # Only texts never seen before reached the encoder.
+    encoded_now = encoder.texts_encoded - texts_before
+    assert 0 < encoded_now <= guide.chunk_count
+    assert EmbeddingCache.objects.filter(model_name=encoder.name).count() >= Chunk.objects.count()
+
+
+def test_missing_file_is_archived_and_returns_when_it_reappears(workspace, tmp_path, encoder):
+    files = write_corpus(tmp_path / "docs")
+    ingest_sync(workspace, tmp_path / "docs")
+    kept = files["notes"].read_bytes()
+    files["notes"].unlink()
+
+    job = ingest_sync(workspace, tmp_path / "docs")
+    notes = Document.objects.get(path=str(files["notes"]))
+    assert job.archived_count == 1 and notes.archived and notes.chunk_count > 0
+    assert Document.objects.active().filter(workspace=workspace).count() == 5
+
+    files["notes"].write_bytes(kept)
+    ingest_sync(workspace, tmp_path / "docs")
+    notes.refresh_from_db()
+    assert not notes.archived
+
+
+def test_bad_files_fail_alone_with_reasons_and_lose_nothing(workspace, tmp_path, encoder, settings):
+    folder = tmp_path / "pile"
+    write_corpus(folder)
+    ingest_sync(workspace, folder)
+    good_chunks = Chunk.objects.filter(document__path=str(folder / "deploy-guide.md")).count()
+
+    settings.INGEST_MAX_FILE_BYTES = 20_000
+    (folder / "corrupt.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\ngarbage")
+    write_pdf(folder / "locked.pdf", password="secret")
+    (folder / "empty.md").write_text("")
+    (folder / "junk.txt").write_bytes(bytes(range(256)) * 20)
+    (folder / "huge.txt").write_text("word " * 10_000)
+    (folder / "latin1.txt").write_bytes("Caf\xe9 menu\n\nThe caf\xe9 serves cr\xe8me br\xfbl\xe9e every day.\n".encode("cp1252"))
+    (folder / "baddate.md").write_text("---\ntitle: Odd\ndate: not a date at all\n---\n# Odd\n\nThe timeout is 30 seconds.\n")
+    (folder / "image.png").write_bytes(b"\x89PNG\r\n")
+    # A good document whose new version is corrupt keeps its indexed version.
+    (folder / "deploy-guide.md").write_bytes(b"\x00\x01\x02 binary now")
+
+    job = ingest_sync(workspace, folder)
+    status = {Path(i.path).name: (i.status, i.error) for i in job.items.all()}
+    assert status["corrupt.pdf"][0] == "failed" and "PDF" in status["corrupt.pdf"][1]
+    assert status["locked.pdf"] == ("failed", "encrypted PDF")
+    assert status["empty.md"] == ("failed", "empty file")
+    assert status["junk.txt"][0] == "failed" and "binary" in status["junk.txt"][1]
+    assert status["huge.txt"][0] == "failed" and "limit" in status["huge.txt"][1]
+    assert status["latin1.txt"][0] == "indexed"
+    assert status["baddate.md"][0] == "indexed"
+    assert status["image.png"][0] == "skipped" and ".png" in status["image.png"][1]
+    assert status["deploy-guide.md"][0] == "failed"
+    assert status["reference.adoc"][0] == "unchanged"
+
+    assert "crème brûlée" in Chunk.objects.get(document__path=str(folder / "latin1.txt")).text
+    odd = Document.objects.get(path=str(folder / "baddate.md"))
+    assert odd.date_source == "mtime"
+    failed = Document.objects.get(path=str(folder / "corrupt.pdf"))
+    assert failed.status == "failed" and failed.error  # visible in the admin
+    guide = Document.objects.get(path=str(folder / "deploy-guide.md"))
+    assert guide.status == "indexed" and guide.error and guide.chunks.count() == good_chunks
+
+
+def test_ingest_command_sync_summarises_and_fails_on_a_failed_document(workspace, tmp_path, capsys, encoder):
+    write_corpus(tmp_path / "docs")
+    call_command("ingest", str(tmp_path / "docs"), workspace=workspace.slug, sync=True, verbosity=0)
+    assert "6 indexed" in capsys.readouterr().out
+
+    (tmp_path / "docs" / "broken.pdf").write_bytes(b"not a pdf at all")
+    with pytest.raises(CommandError, match="1 document"):
+        call_command("ingest", str(tmp_path / "docs"), workspace=workspace.slug, sync=True, verbosity=0)
+    out = capsys.readouterr().out
+    assert "6 unchanged" in out and "failed: " in out and "broken.pdf" in out
+
+
+def test_ingest_command_rejects_unknown_workspace_and_path(workspace, tmp_path):
+    with pytest.raises(CommandError, match="no workspace"):
+        call_command("ingest", str(tmp_path), workspace="nope", sync=True)
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("ingest", str(tmp_path / "missing"), workspace=workspace.slug, sync=True)
+
+
+def test_job_item_run_twice_changes_nothing(workspace, tmp_path, encoder):
+    write_corpus(tmp_path / "docs")
+    job = indexing_job_create(workspace=workspace, paths=[tmp_path / "docs"], enqueue=False)
+    item = job.items.first()
+    assert job_item_run(item_id=item.pk) == "indexed"
+    ids = set(Chunk.objects.values_list("pk", flat=True))
+    assert job_item_run(item_id=item.pk) == "indexed"
+    assert set(Chunk.objects.values_list("pk", flat=True)) == ids
+    assert job_item_run(item_id=10**9) == "gone"
