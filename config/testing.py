@@ -10,3 +10,4 @@ from pathlib import Path
 os.environ.setdefault("DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test"))
 os.environ.setdefault("EMBEDDING_ENCODER", "hashing")
 os.environ.setdefault("DEBUG", "true")
+os.environ.setdefault("DB_CONN_MAX_AGE", "0")  # live-server threads must not keep the test database busy

@@ -3,11 +3,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from config.health import healthz
+from rag.metrics import metrics_view
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("metrics", metrics_view, name="metrics"),
+    path("api/v1/", include("rag.api_urls")),
     path("", include("rag.urls")),
+    path("", include("chat.urls")),
 ]

@@ -1,0 +1,384 @@
+"""Answers with citations: extractive by default, an LLM when one is configured.
+
+Extractive answers quote the sentences of the top results that are closest to
+the question in the encoder's space, number each source once ([N]) and, where
+the sources disagree, state the newest and cite the older document that differs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+
+from rag import embeddings
+from rag.models import Chunk, ChunkVariant, Contradiction
+from rag.sentences import sentence_spans
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from how i in is it me my of on or the this to what when where which "
+    "who why will with you your should there their much many".split()
+)
+
+
+@dataclass
+class Answer:
+    text: str
+    citations: list[dict[str, Any]]
+    mode: str  # "extractive" | "llm"
+    notice: str = ""
+    search: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def metadata(self) -> dict[str, Any]:
+        return {"citations": self.citations, "search": self.search, "timings": self.timings, "mode": self.mode,
+                "notice": self.notice}
+
+
+@dataclass
+class _Sentence:
+    result_rank: int
+    result: Any
+    sentence_index: int
+    text: str
+    score: float = 0.0
+
+
+def _content_words(text: str) -> set[str]:
+    return {w.strip("._-") for w in _WORD.findall(text.lower())} - _STOP
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _candidate_sentences(results: Sequence[Any]) -> list[_Sentence]:
+    sentences = []
+    for rank, result in enumerate(results):
+        headings = {part.strip().lower() for part in (result.heading_path or "").split(">")}
+        for span in sentence_spans(result.text):
+            words = span.text.split()
+            if len(words) < 4 or span.text.strip().lower() in headings:
+                continue  # headings and fragments answer nothing
+            sentences.append(_Sentence(rank, result, span.index, span.text))
+    return sentences
+
+
+def _score(question: str, sentences: list[_Sentence]) -> None:
+    """Meaning first (encoder cosine), word overlap second, the retrieval rank last."""
+    encoder = embeddings.get_encoder()
+    vectors = encoder.encode([question] + [s.text for s in sentences])
+    question_vector, sentence_vectors = vectors[0], vectors[1:]
+    question_words = _content_words(question)
+    for sentence, vector in zip(sentences, sentence_vectors):
+        overlap = len(question_words & _content_words(sentence.text)) / max(1, len(question_words))
+        sentence.score = 0.75 * _cosine(question_vector, vector) + 0.2 * overlap + 0.05 / (1 + sentence.result_rank)
+
+
+def _pick(sentences: list[_Sentence], *, limit: int) -> list[_Sentence]:
+    ranked = sorted(sentences, key=lambda s: -s.score)
+    if not ranked:
+        return []
+    best = ranked[0].score
+    picked: list[_Sentence] = []
+    per_source: dict[int, int] = {}
+    seen_words: list[set[str]] = []
+    for sentence in ranked:
+        if len(picked) >= limit or sentence.score < settings.ANSWER_SENTENCE_MIN_RATIO * best:
+            break
+        words = _content_words(sentence.text)
+        if any(len(words & other) / max(1, len(words | other)) > 0.7 for other in seen_words):
+            continue  # the same statement from another source adds nothing
+        if per_source.get(sentence.result_rank, 0) >= 2:
+            continue
+        picked.append(sentence)
+        seen_words.append(words)
+        per_source[sentence.result_rank] = per_source.get(sentence.result_rank, 0) + 1
+    # Read in source order, and within a source in text order.
+    return sorted(picked, key=lambda s: (s.result_rank, s.sentence_index))
+
+
+def citation_for(result: Any, *, n: int, position: int, relevance: float, sentence_ids: list[str], role: str = "answer") -> dict:
+    return {
+        "n": n,
+        "chunk_id": result.chunk_id,
+        "document_id": result.document_id,
+        "document_title": result.title,
+        "path": result.path,
+        "doc_date": _iso(result.doc_date),
+        "doc_type": result.doc_type,
+        "heading_path": result.heading_path,
+        "relevance": round(max(0.0, min(1.0, relevance)), 3),
+        "position": position,
+        "sentence_ids": sentence_ids,
+        "variant_count": getattr(result, "variant_count", 0) or 0,
+        "has_contradictions": bool(getattr(result, "has_contradictions", False)),
+        "canonical_record_id": getattr(result, "canonical_record_id", None),
+        "provenance": _provenance_entries(getattr(result, "provenance", None)),
+        "role": role,
+    }
+
+
+def _provenance_entries(provenance: dict | None) -> list[dict]:
+    """Every document of the result's record with its date (canonical first, then newest), JSON-ready."""
+    members = (provenance or {}).get("members") or []
+    if len(members) < 2:
+        return []
+    return [
+        {
+            "document_id": m["document_id"],
+            "chunk_id": m["chunk_id"],
+            "title": m.get("title", ""),
+            "path": m.get("path", ""),
+            "doc_date": m["doc_date"] if isinstance(m.get("doc_date"), str) else _iso(m.get("doc_date")),
+            "is_canonical": m.get("role") == "canonical",
+        }
+        for m in members
+    ]
+
+
+@dataclass
+class _OtherVersion:
+    """A chunk that says something else about the same passage, shaped like a search result."""
+
+    chunk_id: int
+    document_id: int
+    title: str
+    path: str
+    doc_date: Any
+    doc_type: str
+    heading_path: str
+    text: str
+    variant_count: int = 0
+    has_contradictions: bool = True
+    canonical_record_id: int | None = None
+    provenance: dict | None = None
+
+
+def _date_key(value) -> float:
+    return value.timestamp() if value else float("-inf")  # unknown dates are the oldest
+
+
+def _other_versions(result: Any) -> list[_OtherVersion]:
+    """Pending contradictions of the chunk, else record members whose text differs."""
+    pairs = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
+        Q(chunk_a_id=result.chunk_id) | Q(chunk_b_id=result.chunk_id)
+    ).values_list("chunk_a_id", "chunk_b_id")
+    partner_ids = {a if b == result.chunk_id else b for a, b in pairs}
+    chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
+    if not chunks and getattr(result, "canonical_record_id", None):
+        chunks = [
+            variant.chunk
+            for variant in ChunkVariant.objects.filter(record_id=result.canonical_record_id).select_related("chunk__document")
+            if variant.chunk.text.strip() != result.text.strip()
+        ]
+    return [
+        _OtherVersion(c.pk, c.document_id, c.document.title, c.document.path, c.document.doc_date, c.document.doc_type,
+                      c.heading_path, c.text, canonical_record_id=getattr(result, "canonical_record_id", None))
+        for c in chunks
+    ]
+
+
+def _best_sentence(question: str, source: Any) -> _Sentence | None:
+    sentences = _candidate_sentences([source])
+    if not sentences:
+        return None
+    _score(question, sentences)
+    return max(sentences, key=lambda s: s.score)
+
+
+def compose_extractive(question: str, results: Sequence[Any]) -> tuple[str, list[dict]]:
+    """Quote the best sentences, one [N] per source; where versions disagree, lead with the newest."""
+    sentences = _candidate_sentences(results)
+    if not sentences:
+        return ("I found nothing in this workspace's documents that answers that.", [])
+    _score(question, sentences)
+    picked = _pick(sentences, limit=settings.ANSWER_MAX_SENTENCES)
+
+    # statements: (source, [sentences], role); a stale source gives way to its newest version.
+    statements: list[tuple[Any, list[_Sentence], str]] = []
+    notes: list[tuple[Any, _Sentence, Any]] = []  # (older source, its sentence, the newer source)
+    shown: set[int] = set()
+    for rank in dict.fromkeys(s.result_rank for s in picked):
+        group = [s for s in picked if s.result_rank == rank]
+        source = group[0].result
+        if source.chunk_id in shown:
+            continue
+        others = _other_versions(source) if getattr(source, "has_contradictions", False) or getattr(
+            source, "variant_count", 0) else []
+        newer = [o for o in others if _date_key(o.doc_date) > _date_key(source.doc_date) and o.chunk_id not in shown]
+        older = [o for o in others if _date_key(o.doc_date) < _date_key(source.doc_date) and o.chunk_id not in shown]
+        if newer:
+            newest = max(newer, key=lambda o: _date_key(o.doc_date))
+            quoted = _best_sentence(question, newest)
+            if quoted is not None:
+                statements.append((newest, [quoted], "answer"))
+                notes.append((source, max(group, key=lambda s: s.score), newest))
+                shown |= {newest.chunk_id, source.chunk_id}
+                continue
+        statements.append((source, group, "answer"))
+        shown.add(source.chunk_id)
+        if older:
+            previous = max(older, key=lambda o: _date_key(o.doc_date))
+            quoted = _best_sentence(question, previous)
+            if quoted is not None:
+                notes.append((previous, quoted, source))
+                shown.add(previous.chunk_id)
+
+    numbers: dict[int, int] = {}
+    citations: list[dict] = []
+
+    def cite(source: Any, quoted: list[_Sentence], role: str, position: int) -> int:
+        if source.chunk_id not in numbers:
+            numbers[source.chunk_id] = len(numbers) + 1
+            citations.append(citation_for(source, n=numbers[source.chunk_id], position=position, relevance=0.0,
+                                          sentence_ids=[], role=role))
+        citation = citations[numbers[source.chunk_id] - 1]
+        citation["sentence_ids"] += [f"{source.chunk_id}.{s.sentence_index}" for s in quoted]
+        citation["relevance"] = round(max([citation["relevance"]] + [min(1.0, max(0.0, s.score)) for s in quoted]), 3)
+        return numbers[source.chunk_id]
+
+    parts: list[str] = []
+    for position, (source, quoted, role) in enumerate(statements, start=1):
+        n = cite(source, quoted, role, position)
+        parts += [f"{sentence.text} [{n}]" for sentence in sorted(quoted, key=lambda s: s.sentence_index)]
+    for older, quoted, newer in notes:
+        n_newer = numbers[newer.chunk_id]
+        n_older = cite(older, [quoted], "older_version", len(results) + 1)
+        newer_date = newer.doc_date.date().isoformat() if newer.doc_date else "undated"
+        older_date = older.doc_date.date().isoformat() if older.doc_date else "undated"
+        parts.append(
+            f"Note: this follows the newest source [{n_newer}] ({newer_date}); an older document, {older.title} "
+            f"({older_date}), differs: \u201c{quoted.text}\u201d [{n_older}]"
+        )
+    return " ".join(parts), citations
+
+
+_MARKER = re.compile(r"\[(\d{1,2})\]")
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The [N] markers of a reply, in first-use order."""
+    seen: list[int] = []
+    for match in _MARKER.finditer(text):
+        n = int(match.group(1))
+        if n not in seen:
+            seen.append(n)
+    return seen
+
+
+def llm_messages(question: str, results: Sequence[Any]) -> list[dict[str, str]]:
+    """Sources numbered with dated headers; the newest wins a conflict."""
+    blocks = []
+    for n, result in enumerate(results, start=1):
+        name = result.path.rsplit("/", 1)[-1]
+        date = result.doc_date.date().isoformat() if result.doc_date else "undated"
+        heading = f" > {result.heading_path.split(' > ')[-1]}" if result.heading_path else ""
+        blocks.append(f"[Source {n}: {name} ({date}){heading}] (score: {result.score:.3f})\n{result.text}")
+    system = (
+        "You answer questions about a team's documents using only the numbered sources below. "
+        "When sources contain conflicting information, prefer the most recently dated source and say that an "
+        "older source differs. Cite every statement with the source number in square brackets, like [1] or [2]. "
+        "If the sources do not answer the question, say so."
+    )
+    return [
+        {"role": "system", "content": system + "\n\n" + "\n\n".join(blocks)},
+        {"role": "user", "content": question},
+    ]
+
+
+def llm_citations(reply: str, results: Sequence[Any]) -> list[dict]:
+    """Citations for the sources the reply actually cites, numbered as in the prompt."""
+    citations = []
+    for n in cited_numbers(reply):
+        if 1 <= n <= len(results):
+            result = results[n - 1]
+            citations.append(citation_for(result, n=n, position=n, relevance=float(result.score), sentence_ids=[]))
+    return citations
+
+
+def llm_configured() -> bool:
+    return bool(settings.LLM_BASE_URL and settings.LLM_MODEL)
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._start = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = round((now - self._start) * 1000, 1)
+        self._start = now
+
+
+def _search(question: str, *, workspace, options: dict) -> tuple[list[Any], dict[str, Any]]:
+    """Run retrieval with a conversation's options; returns results and what was used."""
+    from rag.retrieval import search_for_chat
+
+    # Provenance is always fetched (where licensed); the option only decides whether it starts expanded.
+    results, used = search_for_chat(question, workspace=workspace, options={**options, "provenance": True},
+                                    top_k=settings.ANSWER_TOP_K)
+    used = {**used, "options": dict(options)}
+    return list(results), used
+
+
+def answer(question: str, *, workspace, options: dict) -> Answer:
+    """The extractive answer, or the LLM's when one is configured (falling back on failure)."""
+    timer = Timer()
+    results, used = _search(question, workspace=workspace, options=options)
+    timer.lap("search_ms")
+    notice = ""
+    if llm_configured() and results:
+        from chat.llm import LLMError, stream_chat
+
+        try:
+            reply = "".join(stream_chat(llm_messages(question, results)))
+            timer.lap("llm_ms")
+            return Answer(reply, llm_citations(reply, results), "llm", search=used, timings=timer.timings)
+        except LLMError as exc:
+            notice = f"The language model did not answer ({exc}); this is the extractive answer instead."
+    text, citations = compose_extractive(question, results)
+    timer.lap("compose_ms")
+    return Answer(text, citations, "extractive", notice=notice, search=used, timings=timer.timings)
+
+
+def answer_stream(question: str, *, workspace, options: dict) -> Iterator[str | Answer]:
+    """Yield reply pieces as the LLM writes them, then the finished Answer (extractive on failure)."""
+    timer = Timer()
+    results, used = _search(question, workspace=workspace, options=options)
+    timer.lap("search_ms")
+    if not results or not llm_configured():
+        text, citations = compose_extractive(question, results)
+        timer.lap("compose_ms")
+        yield Answer(text, citations, "extractive", search=used, timings=timer.timings)
+        return
+    from chat.llm import LLMError, stream_chat
+
+    pieces: list[str] = []
+    try:
+        for piece in stream_chat(llm_messages(question, results)):
+            pieces.append(piece)
+            yield piece
+    except LLMError as exc:
+        text, citations = compose_extractive(question, results)
+        timer.lap("compose_ms")
+        notice = f"The language model did not answer ({exc}); this is the extractive answer instead."
+        yield Answer(text, citations, "extractive", notice=notice, search=used, timings=timer.timings)
+        return
+    reply = "".join(pieces)
+    timer.lap("llm_ms")
+    yield Answer(reply, llm_citations(reply, results), "llm", search=used, timings=timer.timings)

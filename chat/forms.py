@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from django import forms
+
+DATE_CHOICES = [
+    ("any", "Any time"),
+    ("last_7_days", "Last 7 days"),
+    ("this_month", "This month"),
+    ("this_year", "This year"),
+    ("after", "After a date"),
+]
+
+
+class AskForm(forms.Form):
+    question = forms.CharField(max_length=2000, strip=True, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class SearchOptionsForm(forms.Form):
+    dedup = forms.BooleanField(required=False, label="Show deduplicated results")
+    include_archived = forms.BooleanField(required=False, label="Include archived documents")
+    provenance = forms.BooleanField(required=False, label="Show provenance")
+    date = forms.ChoiceField(choices=DATE_CHOICES, initial="any", label="Dates")
+    after = forms.DateField(required=False, label="After", widget=forms.DateInput(attrs={"type": "date"}))
+    doc_type = forms.CharField(required=False, max_length=50, label="Document type")
+
+    def __init__(self, *args, doc_types: list[tuple[str, str]] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["doc_type"] = forms.ChoiceField(
+            required=False, label="Document type", choices=[("", "Automatic"), *doc_types]
+        )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("date") == "after" and not data.get("after"):
+            self.add_error("after", "Pick the date to search after.")
+        return data
+
+    def as_options(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "dedup": data["dedup"],
+            "include_archived": data["include_archived"],
+            "provenance": data["provenance"],
+            "date": data["date"],
+            "after": data["after"].isoformat() if data.get("after") else "",
+            "doc_type": data["doc_type"],
+        }

@@ -1,0 +1,120 @@
+"""Chat pages: one view per action, HTMX fragments from the same templates."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from chat import services
+from chat.answering import llm_configured
+from chat.forms import AskForm, SearchOptionsForm
+from chat.models import Message
+from chat.selectors import conversation_get, conversation_list
+from licensing.features import RETRIEVAL_INTEGRATION
+from licensing.services import has_feature, tier_for_feature
+from rag.models import DocType
+
+
+def _doc_type_choices() -> list[tuple[str, str]]:
+    return [(dt.slug, dt.name) for dt in DocType.objects.all()]
+
+
+def _page_context(request: HttpRequest, conversation, options_form=None) -> dict:
+    workspace = conversation.workspace
+    licensed = has_feature(workspace.pk, RETRIEVAL_INTEGRATION)
+    options = dict(conversation.search_options)
+    if not licensed:
+        options["dedup"] = False  # shown off: the workspace cannot have it
+    form = options_form or SearchOptionsForm(initial=options, doc_types=_doc_type_choices())
+    return {
+        "conversation": conversation,
+        "conversations": conversation_list(user=request.user, workspace=workspace)[:30],
+        "messages_list": conversation.messages.all(),
+        "ask_form": AskForm(),
+        "options_form": form,
+        "dedup_licensed": licensed,
+        "dedup_tier": tier_for_feature(RETRIEVAL_INTEGRATION),
+        "llm": llm_configured(),
+    }
+
+
+@require_GET
+def conversation_index(request: HttpRequest) -> HttpResponse:
+    if request.workspace is None:
+        return render(request, "rag/no_workspace.html")
+    conversations = conversation_list(user=request.user, workspace=request.workspace)
+    latest = conversations.first()
+    if latest is not None and not request.GET.get("all"):
+        return redirect("conversation-detail", pk=latest.pk)
+    return render(request, "chat/index.html", {"conversations": conversations})
+
+
+@require_POST
+def conversation_new(request: HttpRequest) -> HttpResponse:
+    if request.workspace is None:
+        return render(request, "rag/no_workspace.html")
+    conversation = services.conversation_create(user=request.user, workspace=request.workspace)
+    return redirect("conversation-detail", pk=conversation.pk)
+
+
+@require_GET
+def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    conversation = conversation_get(user=request.user, pk=pk)
+    return render(request, "chat/conversation.html", _page_context(request, conversation))
+
+
+@require_POST
+def message_create(request: HttpRequest, pk: int) -> HttpResponse:
+    conversation = conversation_get(user=request.user, pk=pk)
+    form = AskForm(request.POST)
+    if not form.is_valid():
+        if request.htmx:
+            return HttpResponseBadRequest("Type a question (at most 2,000 characters).")
+        context = _page_context(request, conversation)
+        context["ask_form"] = form
+        return render(request, "chat/conversation.html", context, status=400)
+    asked, reply = services.message_ask(
+        conversation=conversation, question=form.cleaned_data["question"], stream=bool(request.htmx)
+    )
+    if request.htmx:
+        return render(request, "chat/partials/_exchange.html", {"messages_pair": [asked, reply], "conversation": conversation})
+    return redirect(f"/chat/{conversation.pk}/#m{reply.pk}")
+
+
+@require_POST
+def options_update(request: HttpRequest, pk: int) -> HttpResponse:
+    conversation = conversation_get(user=request.user, pk=pk)
+    form = SearchOptionsForm(request.POST, doc_types=_doc_type_choices())
+    if not form.is_valid():
+        if request.htmx:
+            context = _page_context(request, conversation, options_form=form)
+            return render(request, "chat/conversation.html#options", context, status=400)
+        return HttpResponseBadRequest("Bad search options: " + "; ".join(
+            f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    services.conversation_options_update(conversation=conversation, options=form.as_options())
+    if request.htmx:
+        return render(request, "chat/conversation.html#options", _page_context(request, conversation))
+    return redirect("conversation-detail", pk=conversation.pk)
+
+
+def _own_message(request: HttpRequest, pk: int) -> Message:
+    message = get_object_or_404(Message.objects.select_related("conversation__workspace"), pk=pk)
+    conversation_get(user=request.user, pk=message.conversation_id)  # 404 unless it is theirs
+    return message
+
+
+@require_GET
+def message_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    message = _own_message(request, pk)
+    return render(request, "chat/partials/_message.html", {"message": message, "conversation": message.conversation})
+
+
+@require_GET
+def message_stream(request: HttpRequest, pk: int) -> HttpResponse:
+    """Plain-text stream of a pending LLM answer; the page swaps in the saved message at the end."""
+    message = _own_message(request, pk)
+    response = StreamingHttpResponse(services.message_stream(message=message), content_type="text/plain; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response

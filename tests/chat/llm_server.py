@@ -1,0 +1,51 @@
+"""A real HTTP server on loopback that speaks the OpenAI chat-completions protocol, streaming included."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeLLM:
+    def __init__(self, reply: str = "The limit is 1200 requests per minute [1].", *, status: int = 200,
+                 delay: float = 0.0) -> None:
+        self.reply, self.status, self.delay = reply, status, delay
+        self.requests: list[dict] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                if owner.delay:
+                    time.sleep(owner.delay)
+                if owner.status != 200:
+                    self.send_response(owner.status)
+                    self.end_headers()
+                    self.wfile.write(b'{"error": {"message": "overloaded"}}')
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for word in owner.reply.split(" "):
+                    piece = {"choices": [{"index": 0, "delta": {"content": word + " "}}]}
+                    self.wfile.write(f"data: {json.dumps(piece)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeLLM":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

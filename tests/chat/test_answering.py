@@ -1,0 +1,100 @@
+"""Extractive composition, citation ids and markers, conflicts, and the LLM path over real HTTP."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from chat.answering import answer, answer_stream, cited_numbers, compose_extractive, llm_citations, llm_messages
+from rag.models import Chunk, Contradiction
+from rag.retrieval import search_for_chat
+from rag.sentences import split_sentences
+from tests.chat.llm_server import FakeLLM
+
+pytestmark = pytest.mark.django_db
+QUESTION = "How many requests per minute may an API key send?"
+
+
+def _results(workspace, question=QUESTION, **options):
+    results, _ = search_for_chat(question, workspace=workspace, options={"dedup": True, **options}, top_k=5)
+    return list(results)
+
+
+def test_sentence_ids_point_at_the_quoted_sentences(workspace, api_versions, licensed):
+    text, citations = compose_extractive(QUESTION, _results(workspace))
+    assert citations
+    for citation in citations:
+        chunk = Chunk.objects.get(pk=citation["chunk_id"])
+        assert citation["sentence_ids"]
+        for sentence_id in citation["sentence_ids"]:
+            chunk_id, index = map(int, sentence_id.split("."))
+            assert chunk_id == chunk.pk
+            assert split_sentences(chunk.text)[index] in text
+
+
+def test_markers_number_each_source_once_in_order(workspace, api_versions, licensed):
+    text, citations = compose_extractive(QUESTION, _results(workspace))
+    used = cited_numbers(text)
+    assert used == list(range(1, len(citations) + 1))
+    assert [c["n"] for c in citations] == used
+    assert len({c["chunk_id"] for c in citations}) == len(citations)
+    assert all(0 <= c["relevance"] <= 1 for c in citations)
+
+
+def test_conflict_states_the_newest_and_cites_the_older_version(workspace, api_versions, licensed):
+    assert Contradiction.objects.filter(workspace=workspace, status="pending").exists()
+    text, citations = compose_extractive(QUESTION, _results(workspace))
+    first = citations[0]
+    assert "1200 requests per minute" in text.split("Note:")[0]
+    assert first["document_title"] == "Lumen API Reference 3.0" and first["doc_date"].startswith("2025-10-02")
+    older = [c for c in citations if c["role"] == "older_version"]
+    assert len(older) == 1 and older[0]["document_title"] == "Lumen API Reference 2.0"
+    assert re.search(rf"older document, Lumen API Reference 2\.0 \(2024-05-10\), differs: .*600 requests.*\[{older[0]['n']}\]", text)
+
+
+def test_a_stale_top_result_gives_way_to_its_newest_version(workspace, api_versions, licensed):
+    from rag.retrieval import SearchOptions, search
+
+    # As a date filter or an unlicensed search could: only the old version comes back.
+    everything = search(QUESTION, SearchOptions(workspace=workspace, top_k=10, respect_canonicals=False, dedup=False))
+    stale = [r for r in everything if r.title.endswith("2.0") and "600" in r.text]
+    text, citations = compose_extractive(QUESTION, stale[:1])
+    assert citations[0]["document_title"] == "Lumen API Reference 3.0" and citations[0]["role"] == "answer"
+    assert "1200 requests per minute" in text.split("Note:")[0]
+    assert citations[1]["document_title"] == "Lumen API Reference 2.0" and citations[1]["role"] == "older_version"
+
+
+def test_no_results_answers_honestly(workspace, db):
+    text, citations = compose_extractive("anything", [])
+    assert citations == [] and "nothing" in text
+
+
+def test_llm_prompt_has_dated_source_headers_and_the_newest_wins_rule(workspace, api_versions, licensed):
+    results = _results(workspace)
+    system = llm_messages(QUESTION, results)[0]["content"]
+    assert re.search(r"\[Source 1: api-3\.0\.md \(2025-10-02\) > Rate limits\] \(score: \d\.\d{3}\)", system)
+    assert "prefer the most recently dated source" in system
+    citations = llm_citations("It is 1200 [1], earlier 600 [2]. See [9].", results)
+    assert [c["n"] for c in citations] == [1, 2]
+    assert citations[0]["chunk_id"] == results[0].chunk_id
+
+
+def test_llm_answer_streams_from_a_real_server(workspace, api_versions, licensed, settings):
+    with FakeLLM("The limit is 1200 requests per minute [1].") as llm:
+        settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = llm.url, "test-model", "sk-test"
+        pieces = list(answer_stream(QUESTION, workspace=workspace, options={"dedup": True}))
+    final = pieces[-1]
+    assert len(pieces) > 3 and "".join(pieces[:-1]).strip() == final.text.strip()
+    assert final.mode == "llm" and [c["n"] for c in final.citations] == [1]
+    assert llm.requests[0]["path"] == "/v1/chat/completions"
+    assert llm.requests[0]["body"]["stream"] is True and llm.requests[0]["auth"] == "Bearer sk-test"
+
+
+@pytest.mark.parametrize("server", [{"status": 500}, {"delay": 2.0}], ids=["http-error", "timeout"])
+def test_llm_failure_falls_back_to_extractive_with_a_notice(workspace, api_versions, licensed, settings, server):
+    with FakeLLM(**server) as llm:
+        settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_TIMEOUT_SECONDS = llm.url, "m", 0.5
+        result = answer(QUESTION, workspace=workspace, options={"dedup": True})
+    assert result.mode == "extractive" and result.notice.startswith("The language model did not answer")
+    assert result.citations and "1200" in result.text

@@ -1,0 +1,145 @@
+"""Chat pages over the test client: HTMX and plain POST, options, gating, isolation, escaping."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from chat.models import Conversation, Message
+from tests.chat.llm_server import FakeLLM
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+QUESTION = "How many requests per minute may an API key send?"
+
+
+@pytest.fixture
+def conversation(workspace, user):
+    return Conversation.objects.create(workspace=workspace, user=user)
+
+
+def test_home_redirects_to_the_latest_conversation_and_new_creates_one(logged_in_client, workspace, conversation):
+    assert logged_in_client.get("/")["Location"] == f"/chat/{conversation.pk}/"
+    response = logged_in_client.post("/chat/new/")
+    newest = Conversation.objects.exclude(pk=conversation.pk).get()
+    assert response["Location"] == f"/chat/{newest.pk}/"
+    assert b"New conversation" in logged_in_client.get("/chat/?all=1").content
+
+
+def test_htmx_ask_appends_the_exchange_with_persisted_citations(logged_in_client, conversation, api_versions, licensed):
+    response = logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": QUESTION},
+                                     headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html
+    reply = conversation.messages.get(role="assistant")
+    citations = reply.metadata["citations"]
+    assert citations and set(citations[0]) >= {"n", "chunk_id", "document_id", "document_title", "path", "doc_date",
+                                                 "relevance", "position", "sentence_ids", "variant_count",
+                                                 "has_contradictions"}
+    assert reply.metadata["search"]["canonical_filtering"] == "applied"
+    assert "search_ms" in reply.metadata["timings"]
+    assert f'href="#m{reply.pk}-src-1"' in html and f'id="m{reply.pk}-src-1"' in html
+    first = citations[0]
+    assert f"/documents/{first['document_id']}/?chunk={first['chunk_id']}&amp;s={first['sentence_ids'][0]}" in html
+    # The page reloaded from the database shows the same citations.
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert f'id="m{reply.pk}-src-1"' in page and first["document_title"] in page
+
+
+def test_plain_post_without_javascript_redirects_to_the_answer(logged_in_client, conversation, api_versions, licensed):
+    response = logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": QUESTION})
+    reply = conversation.messages.get(role="assistant")
+    assert response.status_code == 302 and response["Location"] == f"/chat/{conversation.pk}/#m{reply.pk}"
+    assert conversation.messages.count() == 2
+
+
+def test_empty_question_is_a_400(logged_in_client, conversation):
+    assert logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": "  "}).status_code == 400
+    assert logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": ""},
+                                 headers={"HX-Request": "true"}).status_code == 400
+
+
+def test_options_are_kept_per_conversation_and_validated(logged_in_client, conversation, licensed):
+    response = logged_in_client.post(f"/chat/{conversation.pk}/options/",
+                                     {"dedup": "on", "provenance": "on", "date": "this_year", "doc_type": "api"},
+                                     headers={"HX-Request": "true"})
+    assert response.status_code == 200 and b'id="options"' in response.content
+    conversation.refresh_from_db()
+    assert conversation.search_options == {"dedup": True, "include_archived": False, "provenance": True,
+                                           "date": "this_year", "after": "", "doc_type": "api"}
+    bad = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "after"})
+    assert bad.status_code == 400 and b"after" in bad.content
+    assert logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "someday"}).status_code == 400
+
+
+def test_unlicensed_workspace_shows_dedup_off_and_disabled_with_the_tier(logged_in_client, conversation):
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert 'name="dedup" id="id_dedup" disabled' in page
+    assert "come with the Writer Pro plan" in page
+
+
+def test_licensed_workspace_has_dedup_on(logged_in_client, conversation, licensed):
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert 'name="dedup" id="id_dedup" checked>' in page
+
+
+def test_unlicensed_answer_says_duplicates_were_not_collapsed(logged_in_client, conversation, api_versions):
+    logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": QUESTION})
+    reply = conversation.messages.get(role="assistant")
+    assert reply.metadata["search"]["canonical_filtering"] == "unlicensed"
+    assert "duplicates not collapsed on this plan" in logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+
+
+def test_conversations_of_others_are_404(client, conversation, workspace):
+    intruder = UserFactory()
+    workspace.members.add(intruder)  # same workspace, still not their conversation
+    reply = Message.objects.create(conversation=conversation, role="assistant", content="secret")
+    client.force_login(intruder)
+    for url in (f"/chat/{conversation.pk}/", f"/chat/messages/{reply.pk}/", f"/chat/messages/{reply.pk}/stream/"):
+        assert client.get(url).status_code == 404, url
+    assert client.post(f"/chat/{conversation.pk}/ask/", {"question": "hi"}).status_code == 404
+    assert client.post(f"/chat/{conversation.pk}/options/", {"date": "any"}).status_code == 404
+
+
+def test_document_text_in_answers_is_escaped(logged_in_client, conversation, api_versions, licensed):
+    logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": "escape sequence script alert"})
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert "<script>alert(" not in page
+    assert "&lt;script&gt;alert(" in page
+
+
+def test_old_messages_without_metadata_still_render(logged_in_client, conversation):
+    Message.objects.create(conversation=conversation, role="assistant", content="An answer from before [1].")
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert "An answer from before [1]." in page
+
+
+def test_llm_answer_streams_then_is_saved(logged_in_client, conversation, api_versions, licensed, settings):
+    with FakeLLM("It is 1200 requests per minute [1].") as llm:
+        settings.LLM_BASE_URL, settings.LLM_MODEL = llm.url, "m"
+        html = logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": QUESTION},
+                                     headers={"HX-Request": "true"}).content.decode()
+        reply = conversation.messages.get(role="assistant")
+        assert reply.metadata == {"pending": True}
+        assert f'data-stream-url="/chat/messages/{reply.pk}/stream/"' in html
+        streamed = b"".join(logged_in_client.get(f"/chat/messages/{reply.pk}/stream/").streaming_content).decode()
+    assert "1200 requests per minute [1]" in streamed
+    reply.refresh_from_db()
+    assert reply.metadata["mode"] == "llm" and reply.metadata["citations"][0]["n"] == 1
+    final = logged_in_client.get(f"/chat/messages/{reply.pk}/").content.decode()
+    assert f'id="m{reply.pk}-src-1"' in final and "data-stream-url" not in final
+
+
+def test_ask_command_prints_json_and_json_lines(workspace, api_versions, licensed, capsys, tmp_path):
+    call_command("ask", QUESTION, workspace=workspace.slug, as_json=True)
+    data = json.loads(capsys.readouterr().out)
+    assert data["mode"] == "extractive" and "1200" in data["answer"]
+    assert set(data["citations"][0]) >= {"n", "chunk_id", "document_id", "path", "title", "doc_date", "relevance",
+                                         "sentence_ids"}
+    questions = tmp_path / "q.txt"
+    questions.write_text(f"{QUESTION}\nHow is the API key sent?\n")
+    call_command("ask", workspace=workspace.slug, as_json=True, queries_file=questions)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [json.loads(line)["question"] for line in lines] == [QUESTION, "How is the API key sent?"]
