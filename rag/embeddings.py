@@ -209,8 +209,8 @@ def encode_query(text: str) -> list[float]:
 def warm_up() -> None:
     """Load the encoder and run it once, so that the first document does not wait for it.
 
-    For Celery's worker_process_init: each forked pool process loads its own model
-    (the parent must not have used torch before forking).
+    For Celery's worker_process_init, so that each pool process loads its own model
+    after the fork rather than inheriting torch state from the parent.
     """
     started = time.perf_counter()
     encoder = get_encoder()

@@ -24,6 +24,8 @@ _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-
 
 @dataclass(frozen=True)
 class ChunkDraft:
+    """A chunk before it has an embedding or a row: the pipeline adds both."""
+
     text: str
     heading_path: str
     chunk_index: int
@@ -131,7 +133,8 @@ def _pieces(sections: list[Section], *, target_words: int, max_words: int, overl
         if _word_count(heading) + _word_count(body) <= max_words:
             parts = [body]
         else:
-            parts = _split(body, target_words=target_words, limit=max_words - _word_count(heading), overlap_words=overlap_words)
+            limit = max_words - _word_count(heading)
+            parts = _split(body, target_words=target_words, limit=limit, overlap_words=overlap_words)
         for number, part in enumerate(parts):
             text = f"{heading}\n{part}" if heading and part else heading or part
             starts_chunk = (opens_group and number == 0) or number > 0

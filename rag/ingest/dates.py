@@ -23,6 +23,8 @@ ASCIIDOC_DATE_MAX_LINE = 50
 
 @dataclass(frozen=True)
 class DocDate:
+    """A document's date and where it came from, so a surprising date can be explained."""
+
     value: datetime | None
     source: str  # pdf_moddate, pdf_creationdate, frontmatter, asciidoc_revdate, asciidoc_date, mtime, unknown
 

@@ -24,6 +24,8 @@ BODY_WORDS_UNIT = 500
 
 @dataclass(frozen=True)
 class DocTypeRule:
+    """One document type: the words that suggest it and the folders that settle it."""
+
     slug: str
     keywords: tuple[str, ...]
     path_patterns: tuple[str, ...] = ()  # case-insensitive substrings, or fnmatch globs if they contain * ? [

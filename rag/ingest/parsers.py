@@ -461,7 +461,8 @@ def _parse_markdown(stem: str, text: str) -> ParsedDocument:
             writer.flush()
             continue
         if match := _MD_ATX.match(line):
-            writer.heading(len(match.group(1)), _strip_markdown_inline(_without_closing_marks(match.group(2) or "", "#")))
+            heading = _without_closing_marks(match.group(2) or "", "#")
+            writer.heading(len(match.group(1)), _strip_markdown_inline(heading))
             in_paragraph = False
             continue
         following = lines[index] if index < len(lines) else ""
@@ -614,7 +615,8 @@ def _parse_asciidoc(stem: str, text: str) -> ParsedDocument:
         writer.verbatim("\n".join(verbatim))
     title = title or stem
     metadata["attribute_lines"] = attribute_lines
-    return ParsedDocument(title=title, format="asciidoc", sections=_build_sections(title, writer.finish()), metadata=metadata)
+    sections = _build_sections(title, writer.finish())
+    return ParsedDocument(title=title, format="asciidoc", sections=sections, metadata=metadata)
 
 
 def _read_asciidoc_header_line(
@@ -647,7 +649,9 @@ _RST_EXPLICIT_MARKUP = re.compile(r"^\.\.(?:\s+(.*))?$")
 _RST_DIRECTIVE = re.compile(r"^(?:\|[^|]+\|\s+)?([\w:-]+)::(?:\s+(.*))?$")
 _RST_OPTION = re.compile(r"^\s*:[\w\s-]+:(?:\s|$)")
 _RST_CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "highlight", "parsed-literal"}
-_RST_DROPPED_DIRECTIVES = {"image", "toctree", "include", "raw", "contents", "sectnum", "meta", "index", "literalinclude"}
+_RST_DROPPED_DIRECTIVES = {
+    "image", "toctree", "include", "raw", "contents", "sectnum", "meta", "index", "literalinclude",
+}  # fmt: skip
 _RST_ARGUMENT_IS_TEXT = {
     "note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error",
     "admonition", "seealso", "topic", "sidebar", "rubric", "deprecated", "versionadded", "versionchanged",
@@ -819,7 +823,8 @@ def _parse_text(stem: str, text: str) -> ParsedDocument:
             continue
         previous_blank = index == 0 or not body[index - 1].strip()
         following = body[index + 1] if index + 1 < len(body) else ""
-        if line.strip() and previous_blank and len(line.strip()) < _TEXT_HEADING_MAX and _TEXT_UNDERLINE.match(following):
+        short = 0 < len(line.strip()) < _TEXT_HEADING_MAX
+        if short and previous_blank and _TEXT_UNDERLINE.match(following):
             levels[index] = 1 if "=" in following else 2
             underlines.add(index + 1)
         elif previous_blank and (level := _text_heading_level(line, following)) != 0:
@@ -858,14 +863,17 @@ def _text_heading_level(line: str, following: str) -> int | None:
     letters = [char for char in stripped if char.isalpha()]
     if len(letters) >= 2 and all(char.isupper() for char in letters):
         return 1
-    if not following.strip() and (stripped[0].isupper() or stripped[0].isdigit()) and not _NEW_LINE_IN_PARAGRAPH.match(line):
+    starts_like_a_title = stripped[0].isupper() or stripped[0].isdigit()
+    if not following.strip() and starts_like_a_title and not _NEW_LINE_IN_PARAGRAPH.match(line):
         return None
     return 0
 
 
 # --- HTML -----------------------------------------------------------------------------------
 
-_HTML_DROPPED = ["script", "style", "noscript", "nav", "template", "iframe", "object", "embed", "svg", "canvas", "head", "title"]
+_HTML_DROPPED = [
+    "script", "style", "noscript", "nav", "template", "iframe", "object", "embed", "svg", "canvas", "head", "title",
+]  # fmt: skip
 _HTML_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _HTML_BLOCKS = {
     "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
@@ -990,7 +998,7 @@ def _parse_pdf(stem: str, data: bytes) -> ParsedDocument:
     # The biggest heading on the first page titles the document, like a Markdown H1.
     largest = max((line.size for line in headings), default=None)
     title_line = next((line for line in headings if line.page == 0 and line.size == largest), None)
-    title = _optional_str(metadata.get("Title")) or (title_line.text if title_line else None) or stem
+    title = _pdf_metadata_title(metadata) or (title_line.text if title_line else None) or stem
     body_lines = [line for line in lines if line is not title_line]
     heading_set = {id(line) for line in headings if line is not title_line}
     sizes = sorted({line.size for line in headings if line is not title_line}, reverse=True)
@@ -1018,6 +1026,23 @@ def _parse_pdf(stem: str, data: bytes) -> ParsedDocument:
     )
 
 
+# Titles that office tools write on their own ("Microsoft Word - report.docx", "Untitled",
+# a bare file name): the biggest line on page one says more than these.
+_PDF_PLACEHOLDER_TITLE = re.compile(
+    r"^(?:microsoft (?:word|powerpoint|excel) - .*"
+    r"|untitled(?: document)?\d*"
+    r"|\S+\.(?:docx?|pptx?|xlsx?|odt|rtf|pdf|tex|dvi|indd))$",
+    re.IGNORECASE,
+)
+
+
+def _pdf_metadata_title(metadata: dict[str, str]) -> str | None:
+    title = _optional_str(metadata.get("Title"))
+    if title is None or _PDF_PLACEHOLDER_TITLE.match(title):
+        return None
+    return title
+
+
 def _pdf_error(error: Exception) -> ParseError:
     cause = error.args[0] if isinstance(error, PdfminerException) and error.args else error
     if isinstance(cause, PDFEncryptionError):
@@ -1035,8 +1060,8 @@ def _pdf_value(value: Any) -> str | None:
 
 
 def _pdf_page_lines(number: int, page: Any) -> list[_PdfLine]:
-    """Text lines of a page with the median size of their visible characters, which the
-    heading detector compares; merging wrapped lines of one heading happens here too."""
+    """Text lines of a page with the median size of their visible characters, which is
+    what the heading detector compares."""
     lines: list[_PdfLine] = []
     for raw in page.extract_text_lines(return_chars=True, strip=True):
         sizes = [char["size"] for char in raw["chars"] if char["text"].strip()]

@@ -43,7 +43,8 @@ def test_single_small_document_is_one_only_chunk() -> None:
 
 
 def test_section_heading_line_starts_its_text() -> None:
-    chunks = chunk_document(doc(sec("Kubernetes", body="Run it on Kubernetes."), sec("Kubernetes", "Health checks", body="Probe /healthz.")))
+    kubernetes = sec("Kubernetes", body="Run it on Kubernetes.")
+    chunks = chunk_document(doc(kubernetes, sec("Kubernetes", "Health checks", body="Probe /healthz.")))
     assert len(chunks) == 1
     assert chunks[0].text == "Kubernetes\nRun it on Kubernetes.\n\nHealth checks\nProbe /healthz."
     assert chunks[0].heading_path == "Guide > Kubernetes"  # the first section's path
@@ -65,7 +66,9 @@ def test_every_top_level_section_starts_a_new_chunk() -> None:
 
 def test_subsections_fill_chunks_up_to_max_words_without_crossing_top_level() -> None:
     subsections = [sec("Operations", f"Task {n}", body=words(90, f"task{n}x")) for n in range(7)]
-    chunks = chunk_document(doc(sec("Operations", body=words(20, "ops")), *subsections, sec("Faq", body=words(60, "faq"))))
+    chunks = chunk_document(
+        doc(sec("Operations", body=words(20, "ops")), *subsections, sec("Faq", body=words(60, "faq")))
+    )
     assert all(word_count(c) <= 300 for c in chunks)
     operations = [c for c in chunks if c.heading_path.startswith("Guide > Operations")]
     # 21 + 3 x 93 words fill the first chunk exactly to 300; the rest follow in order.
@@ -117,7 +120,8 @@ def test_run_on_text_without_sentences_still_respects_max_words() -> None:
 
 
 def test_tiny_trailing_chunk_merges_into_previous_of_same_top_level() -> None:
-    chunks = chunk_document(doc(sec("Install", body=words(280, "inst")), sec("Install", "Notes", body="Reboot after installing.")))
+    notes = sec("Install", "Notes", body="Reboot after installing.")
+    chunks = chunk_document(doc(sec("Install", body=words(280, "inst")), notes))
     assert len(chunks) == 1
     assert chunks[0].text.endswith("Notes\nReboot after installing.")
 
@@ -128,7 +132,8 @@ def test_tiny_chunk_never_merges_across_top_level_sections() -> None:
 
 
 def test_small_but_not_tiny_trailing_chunk_stays_separate() -> None:
-    chunks = chunk_document(doc(sec("Install", body=words(280, "inst")), sec("Install", "Notes", body=words(60, "note"))))
+    notes = sec("Install", "Notes", body=words(60, "note"))
+    chunks = chunk_document(doc(sec("Install", body=words(280, "inst")), notes))
     assert [c.heading_path for c in chunks] == ["Guide > Install", "Guide > Install > Notes"]
 
 

@@ -125,12 +125,14 @@ def test_frontmatter_date_counts_only_for_markdown() -> None:
 
 
 def test_asciidoc_revdate_beats_date() -> None:
-    parsed = doc("asciidoc", metadata={"revdate": "2025-03-14", "date": "2025-01-01", "attribute_lines": {"revdate": 5, "date": 4}})
+    metadata = {"revdate": "2025-03-14", "date": "2025-01-01", "attribute_lines": {"revdate": 5, "date": 4}}
+    parsed = doc("asciidoc", metadata=metadata)
     assert resolve_doc_date(parsed, MTIME).source == "asciidoc_revdate"
 
 
 def test_asciidoc_unparsable_revdate_falls_back_to_date() -> None:
-    parsed = doc("asciidoc", metadata={"revdate": "draft", "date": "14 Mar 2025", "attribute_lines": {"revdate": 3, "date": 4}})
+    metadata = {"revdate": "draft", "date": "14 Mar 2025", "attribute_lines": {"revdate": 3, "date": 4}}
+    parsed = doc("asciidoc", metadata=metadata)
     assert resolve_doc_date(parsed, MTIME) == DocDate(datetime(2025, 3, 14, tzinfo=UTC), "asciidoc_date")
 
 

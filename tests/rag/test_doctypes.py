@@ -28,7 +28,8 @@ def test_default_rules_cover_the_five_types() -> None:
 
 
 def test_frontmatter_type_wins_over_path_and_keywords() -> None:
-    assert classify(path="docs/api/errors.md", text=TROUBLESHOOTING_TEXT, frontmatter_type="architecture") == "architecture"
+    chosen = classify(path="docs/api/errors.md", text=TROUBLESHOOTING_TEXT, frontmatter_type="architecture")
+    assert chosen == "architecture"
 
 
 def test_frontmatter_type_is_case_insensitive_and_returns_the_rule_slug() -> None:
@@ -113,13 +114,18 @@ def test_real_fixtures() -> None:
     assert classify(path="docs/reference.html", title=parsed.title, text=parsed.text) == "api"
     markdown = FIXTURES / "deployment-guide.md"
     parsed = parse_document(markdown, markdown.read_bytes())
-    assert classify(path="guides/deploy.md", title=parsed.title, text=parsed.text, frontmatter_type=parsed.doc_type) == "operations"
+    chosen = classify(path="guides/deploy.md", title=parsed.title, text=parsed.text, frontmatter_type=parsed.doc_type)
+    assert chosen == "operations"
 
 
 @pytest.mark.parametrize(
     ("title", "text", "expected"),
     [
-        ("System architecture", "The ingest component talks to the retrieval module through a message queue.", "architecture"),
+        (
+            "System architecture",
+            "The ingest component talks to the retrieval module through a message queue.",
+            "architecture",
+        ),
         ("Getting started", "Click the upload button, then open the search page from the menu.", "user"),
         ("Search endpoint", "Send a POST request with a JSON payload and a bearer token.", "api"),
     ],

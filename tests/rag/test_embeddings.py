@@ -77,7 +77,10 @@ def test_hashing_vector_is_words_and_word_pairs_hashed_with_blake2b() -> None:
 
 def test_hashing_vectors_are_the_same_in_another_process() -> None:
     texts = [QUESTION, CREDENTIALS_PASSAGE, ""]
-    script = "import json, sys; from rag.embeddings import HashingEncoder; print(json.dumps(HashingEncoder().encode(json.loads(sys.argv[1]))))"
+    script = (
+        "import json, sys; from rag.embeddings import HashingEncoder; "
+        "print(json.dumps(HashingEncoder().encode(json.loads(sys.argv[1]))))"
+    )
 
     # A different hash seed would change anything built on Python's hash().
     child = subprocess.run(

@@ -44,7 +44,8 @@ def with_info(data: bytes, entries: dict[str, str]) -> bytes:
     trailer = data[data.rindex(b"trailer") :]
     root = re.search(rb"/Root (\d+ \d+ R)", trailer).group(1)  # type: ignore[union-attr]
     size = int(re.search(rb"/Size (\d+)", trailer).group(1))  # type: ignore[union-attr]
-    previous_xref = int(re.search(rb"startxref\s+(\d+)", data[data.rindex(b"startxref") :]).group(1))  # type: ignore[union-attr]
+    tail = data[data.rindex(b"startxref") :]
+    previous_xref = int(re.search(rb"startxref\s+(\d+)", tail).group(1))  # type: ignore[union-attr]
     body = b" ".join(b"/%s (%s)" % (key.encode(), value.encode()) for key, value in entries.items())
     out = bytearray(data if data.endswith(b"\n") else data + b"\n")
     info_offset = len(out)
@@ -120,9 +121,14 @@ def pdf_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "guide": guide,
         "guide-moddate": with_info(
             guide,
-            {"Title": "Docent Deployment Guide", "CreationDate": "D:20250301080000+02'00'", "ModDate": "D:20250314093000-05'00'"},
+            {
+                "Title": "Docent Deployment Guide",
+                "CreationDate": "D:20250301080000+02'00'",
+                "ModDate": "D:20250314093000-05'00'",
+            },
         ),
         "untitled": build_pdf(write_guide, created=CREATED),
+        "word-title": build_pdf(write_guide, title="Microsoft Word - guide_v3_FINAL.docx"),
         "plain": build_pdf(write_plain_pages),
         "encrypted": build_pdf(write_guide, title="Secret", owner_password="owner", user_password="reader"),
         "owner-only": build_pdf(write_guide, title="Open Secret", owner_password="owner"),
@@ -294,7 +300,9 @@ def test_markdown_frontmatter_that_is_not_a_mapping_is_noted() -> None:
     assert "Body text." in parsed.text
 
 
-@pytest.mark.parametrize(("name", "raw_date"), [("bad-date.md", "sometime next spring"), ("impossible-date.md", "2025-13-45")])
+@pytest.mark.parametrize(
+    ("name", "raw_date"), [("bad-date.md", "sometime next spring"), ("impossible-date.md", "2025-13-45")]
+)
 def test_markdown_unparsable_frontmatter_date_does_not_break_parsing(name: str, raw_date: str) -> None:
     parsed = parse_fixture(name)
     assert parsed.metadata["date"] == raw_date
@@ -315,7 +323,12 @@ def test_asciidoc_title_attributes_and_sections() -> None:
     title = "Docent Administration Guide"
     assert parsed.format == "asciidoc"
     assert parsed.title == title
-    assert paths(parsed) == [(title,), (title, "Installation"), (title, "Installation", "Requirements"), (title, "Upgrades")]
+    assert paths(parsed) == [
+        (title,),
+        (title, "Installation"),
+        (title, "Installation", "Requirements"),
+        (title, "Upgrades"),
+    ]
     assert [s.level for s in parsed.sections] == [0, 1, 2, 1]
     assert parsed.metadata["revdate"] == "2025-02-20"
     assert parsed.metadata["author"] == "Jane Doe <jane@example.com>"
@@ -427,7 +440,12 @@ def test_html_title_headings_and_dropped_elements() -> None:
     title = "Docent API Reference"
     assert parsed.format == "html"
     assert parsed.title == title
-    assert paths(parsed) == [(title,), (title, "Authentication"), (title, "Authentication", "Rotating keys"), (title, "Errors")]
+    assert paths(parsed) == [
+        (title,),
+        (title, "Authentication"),
+        (title, "Authentication", "Rotating keys"),
+        (title, "Errors"),
+    ]
     for dropped in ("trackingSecret", "color: red", "Docs menu", "Enable JavaScript", "injected"):
         assert dropped not in parsed.text
     assert parsed.metadata["description"] == "Docent HTTP API"
@@ -489,6 +507,12 @@ def test_pdf_title_from_biggest_first_page_line_without_metadata(pdf_files: dict
     assert parsed.sections[1].heading_path == ("Deployment Guide", "Kubernetes")
 
 
+def test_pdf_placeholder_metadata_title_gives_way_to_the_visible_title(pdf_files: dict[str, Path]) -> None:
+    parsed = parse_pdf(pdf_files, "word-title")
+    assert parsed.title == "Deployment Guide"
+    assert parsed.metadata["Title"] == "Microsoft Word - guide_v3_FINAL.docx"  # still recorded
+
+
 def test_pdf_without_visible_headings_gives_one_section_per_page(pdf_files: dict[str, Path]) -> None:
     parsed = parse_pdf(pdf_files, "plain")
     assert parsed.title == "plain"
@@ -506,7 +530,10 @@ def test_pdf_encrypted_with_owner_password_only_still_parses(pdf_files: dict[str
 # --- bad input ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "data"), [("empty.md", None), ("whitespace.txt", None), ("blank.pdf", b""), ("bom.md", b"\xef\xbb\xbf  \n")])
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("empty.md", None), ("whitespace.txt", None), ("blank.pdf", b""), ("bom.md", b"\xef\xbb\xbf  \n")],
+)
 def test_empty_files(name: str, data: bytes | None) -> None:
     if data is None:
         data = (FIXTURES / name).read_bytes()
