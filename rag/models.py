@@ -86,6 +86,8 @@ class Document(models.Model):
         "frontmatter": "frontmatter date",
         "asciidoc_revdate": "AsciiDoc :revdate:",
         "asciidoc_date": "AsciiDoc :date:",
+        "rst_date": "reStructuredText :Date: field",
+        "html_meta_date": "HTML date meta tag",
         "mtime": "file modification time",
         "unknown": "nothing: no date found",
     }

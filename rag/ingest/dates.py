@@ -16,9 +16,13 @@ from typing import Any
 
 from rag.ingest.parsers import ParsedDocument
 
-# AsciiDoc attributes belong in the document header; one set far below is more likely
-# an example in the text than the document's own date.
-ASCIIDOC_DATE_MAX_LINE = 50
+# AsciiDoc attributes and reST docinfo belong in the document header; a date set far
+# below is more likely an example in the text than the document's own date.
+HEADER_DATE_MAX_LINE = 50
+
+# HTML <meta> names and properties that date a page, best first: a modification time
+# says more about the text than a publication time.
+HTML_DATE_META = ("article:modified_time", "date", "dcterms.date", "dc.date", "article:published_time")
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,9 @@ class DocDate:
     """A document's date and where it came from, so a surprising date can be explained."""
 
     value: datetime | None
-    source: str  # pdf_moddate, pdf_creationdate, frontmatter, asciidoc_revdate, asciidoc_date, mtime, unknown
+    # pdf_moddate, pdf_creationdate, frontmatter, asciidoc_revdate, asciidoc_date, rst_date,
+    # html_meta_date, mtime, unknown
+    source: str
 
 
 _PDF_DATE = re.compile(
@@ -134,13 +140,24 @@ def resolve_doc_date(parsed: ParsedDocument, mtime: float | None) -> DocDate:
     if parsed.format == "markdown" and (value := parse_loose_date(parsed.metadata.get("date"))) is not None:
         return DocDate(value, "frontmatter")
     if parsed.format == "asciidoc":
-        attribute_lines = parsed.metadata.get("attribute_lines") or {}
         for name, source in (("revdate", "asciidoc_revdate"), ("date", "asciidoc_date")):
-            line = attribute_lines.get(name)
-            if line is None or line > ASCIIDOC_DATE_MAX_LINE:
-                continue
-            if (value := parse_loose_date(parsed.metadata.get(name))) is not None:
+            if (value := _header_date(parsed, name)) is not None:
                 return DocDate(value, source)
+    if parsed.format == "rst" and (value := _header_date(parsed, "date")) is not None:
+        return DocDate(value, "rst_date")
+    if parsed.format == "html":
+        # Meta names are case-insensitive in practice: DC.date, dc.date and DC.Date all occur.
+        meta = {str(key).casefold(): value for key, value in parsed.metadata.items()}
+        for name in HTML_DATE_META:
+            if (value := parse_loose_date(meta.get(name))) is not None:
+                return DocDate(value, "html_meta_date")
     if mtime is not None:
         return DocDate(datetime.fromtimestamp(mtime, tz=UTC), "mtime")
     return DocDate(None, "unknown")
+
+
+def _header_date(parsed: ParsedDocument, name: str) -> datetime | None:
+    line = parsed.metadata_lines.get(name)
+    if line is None or line > HEADER_DATE_MAX_LINE:
+        return None
+    return parse_loose_date(parsed.metadata.get(name))

@@ -7,10 +7,12 @@ read -> hash (unchanged? stop) -> parse -> date -> chunk -> doc type -> embed
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -87,6 +89,14 @@ def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0, content_h
     return IndexOutcome(status="failed", document_id=document.pk, error=reason)
 
 
+def _json_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Frontmatter as written (lists, numbers), with anything JSON cannot hold as text."""
+    try:
+        return json.loads(json.dumps(metadata, default=str, allow_nan=False))
+    except (TypeError, ValueError):
+        return {key: str(value)[:500] for key, value in metadata.items()}
+
+
 def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexOutcome:
     """Index one file; a bad file fails alone with a reason a person can act on."""
     try:
@@ -146,7 +156,7 @@ def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexO
         document.source_type = parsed.source_type or ""
         document.tags = parsed.tags
         document.entities = parsed.entities
-        document.metadata = {k: str(v)[:500] for k, v in parsed.metadata.items()}
+        document.metadata = _json_metadata(parsed.metadata)
         document.status = Document.Status.INDEXED
         document.error = ""
         document.archived = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
@@ -15,6 +16,7 @@ from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.parsers import ParsedDocument, ParseError, UnsupportedFormat, detect_format, parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
+DEMO_CORPUS = Path(__file__).parents[2] / "demo" / "corpus"
 
 LOREM = (
     "Docent keeps every version of a document and prefers the newest one when it answers. "
@@ -110,6 +112,49 @@ def write_image_only(pdf: FPDF) -> None:
     pdf.image(Image.new("RGB", (200, 100), "white"), x=10, y=10, w=100)
 
 
+class ManualPDF(FPDF):
+    """A small-print running header and a page-number footer on every page, as office
+    tools and documentation generators write them."""
+
+    def __init__(self, running_header: str, footer: str) -> None:
+        super().__init__()
+        self.running_header = running_header
+        self.footer_format = footer
+
+    def header(self) -> None:
+        if self.running_header:
+            self.set_font("Helvetica", size=8)
+            self.cell(text=self.running_header)
+            self.ln(12)
+
+    def footer(self) -> None:
+        self.set_y(-15)
+        self.set_font("Helvetica", size=8)
+        self.cell(text=self.footer_format.format(page=self.page_no(), pages="{nb}"))
+
+
+def build_manual(chapters: list[str], *, footer: str = "Page {page}/{pages}",
+                 running_header: str = "Docent Operations Manual - revision 7", closing: str = "") -> bytes:  # fmt: skip
+    pdf = ManualPDF(running_header, footer)
+    for number, chapter in enumerate(chapters):
+        pdf.add_page()
+        if number == 0:
+            pdf.set_font("Helvetica", size=24)
+            pdf.cell(text="Operations Manual")
+            pdf.ln(16)
+        pdf.set_font("Helvetica", size=16)
+        pdf.cell(text=chapter)
+        pdf.ln(10)
+        pdf.set_font("Helvetica", size=11)
+        pdf.multi_cell(w=0, text=f"How {chapter.lower()} works. " + LOREM * 3)
+        pdf.ln(4)
+        pdf.multi_cell(w=0, text="42")  # a lone number inside the page is content, not a page number
+        pdf.ln(4)
+        pdf.multi_cell(w=0, text=closing or f"End of {chapter.lower()}.")
+    return bytes(pdf.output())
+
+
+CHAPTERS = ["Installing", "Upgrading", "Backups"]
 CREATED = datetime(2025, 3, 1, 8, 0, tzinfo=timezone(timedelta(hours=2)))
 
 
@@ -332,7 +377,7 @@ def test_asciidoc_title_attributes_and_sections() -> None:
     assert [s.level for s in parsed.sections] == [0, 1, 2, 1]
     assert parsed.metadata["revdate"] == "2025-02-20"
     assert parsed.metadata["author"] == "Jane Doe <jane@example.com>"
-    assert parsed.metadata["attribute_lines"]["revdate"] == 4
+    assert parsed.metadata_lines["revdate"] == 4
 
 
 def test_asciidoc_blocks_keep_content_and_drop_markup() -> None:
@@ -352,7 +397,7 @@ def test_asciidoc_revision_line_gives_revdate() -> None:
     parsed = parse_document(Path("release.adoc"), text.encode())
     assert parsed.metadata["revdate"] == "2025-03-14"
     assert parsed.metadata["revnumber"] == "2.1"
-    assert parsed.metadata["attribute_lines"]["revdate"] == 3
+    assert parsed.metadata_lines["revdate"] == 3
     assert parsed.text == "Body."
 
 
@@ -397,6 +442,46 @@ def test_rst_repeated_first_style_is_not_a_title() -> None:
     parsed = parse_document(Path("ops.rst"), text.encode())
     assert parsed.title == "ops"
     assert [(s.heading_path, s.level) for s in parsed.sections] == [(("ops", "Install"), 1), (("ops", "Upgrade"), 1)]
+
+
+def test_rst_docinfo_after_the_title_is_metadata_not_text() -> None:
+    parsed = parse_fixture("release-checklist.rst")
+    assert parsed.title == "Docent Release Checklist"
+    assert parsed.metadata == {
+        "author": "Release Team",
+        "date": "April 2, 2025",
+        "version": "2.1",
+        "abstract": "What to check before tagging a release, and who signs off.",  # continuation joined
+    }
+    assert parsed.metadata_lines == {"author": 7, "date": 8, "version": 9, "abstract": 10}
+    assert parsed.sections[0].text == "Run through this list before every tag."
+    assert ":Owner: whoever is on call" in section(parsed, "Before tagging")  # a body field list stays text
+    assert "Release Team" not in parsed.text
+
+
+def test_rst_field_list_before_the_title_is_docinfo_too() -> None:
+    # Sphinx puts file-wide metadata there.
+    parsed = parse_document(Path("guide.rst"), b":orphan:\n:date: March 3, 2025\n\nGuide\n=====\n\nText.\n")
+    assert parsed.title == "Guide"
+    assert parsed.metadata == {"orphan": "", "date": "March 3, 2025"}
+    assert parsed.metadata_lines == {"orphan": 1, "date": 2}
+    assert parsed.text == "Text."
+
+
+def test_rst_field_list_under_a_section_heading_stays_text() -> None:
+    text = "Install\n=======\n\n:Date: 2025-01-01\n\nStep one.\n\nUpgrade\n=======\n\nStep two.\n"
+    parsed = parse_document(Path("ops.rst"), text.encode())
+    assert parsed.title == "ops"  # so "Install" is a section, and its field list is content
+    assert parsed.metadata == {} and parsed.metadata_lines == {}
+    assert section(parsed, "Install") == ":Date: 2025-01-01\n\nStep one."
+
+
+def test_rst_demo_guide_docinfo() -> None:
+    path = DEMO_CORPUS / "v2.0" / "architecture-overview.rst"
+    parsed = parse_document(path, path.read_bytes())
+    assert parsed.metadata == {"author": "Platform Engineering", "date": "2024-05-02", "version": "2.0",
+                               "status": "Published"}  # fmt: skip
+    assert parsed.sections[0].text.startswith("This document describes how Lumen Gateway 2.0 is put together")
 
 
 # --- plain text -----------------------------------------------------------------------------
@@ -458,6 +543,17 @@ def test_html_entities_in_code_come_out_as_literal_text() -> None:
     assert "&lt;" not in parsed.text
     assert section(parsed, "Rotating keys") == "Create a new key.\n\nRevoke the old key & redeploy."
     assert "401 Missing key" in section(parsed, "Errors")
+
+
+def test_html_meta_names_and_properties_are_metadata() -> None:
+    parsed = parse_fixture("changelog.html")
+    assert parsed.metadata == {
+        "DC.date": "2025-01-15",
+        "article:published_time": "2025-02-01T09:00:00+01:00",
+        "article:modified_time": "2025-05-06T16:00:00+02:00",
+        "description": "What changed in each Docent release",
+    }
+    assert paths(parsed) == [("Docent Changelog",), ("Docent Changelog", "2.1")]
 
 
 def test_html_title_falls_back_to_first_h1_then_stem() -> None:
@@ -525,6 +621,78 @@ def test_pdf_encrypted_with_owner_password_only_still_parses(pdf_files: dict[str
     parsed = parse_pdf(pdf_files, "owner-only")
     assert parsed.title == "Open Secret"
     assert "Kubernetes" in [s.heading_path[-1] for s in parsed.sections]
+
+
+@pytest.mark.parametrize("footer", ["Page {page}/{pages}", "Page {page} of {pages}", "{page}", "- {page} -"])
+def test_pdf_running_header_and_page_numbers_are_dropped(footer: str) -> None:
+    parsed = parse_document(Path("manual.pdf"), build_manual(CHAPTERS, footer=footer))
+    assert parsed.page_count == 3
+    assert parsed.title == "Operations Manual"  # the big title line is not mistaken for the header
+    assert paths(parsed) == [("Operations Manual", chapter) for chapter in CHAPTERS]
+    assert "Docent Operations Manual" not in parsed.text and "revision" not in parsed.text
+    for chapter in parsed.sections:
+        assert chapter.text.split("\n\n")[-2:] == ["42", f"End of {chapter.heading_path[-1].lower()}."]
+
+
+def test_pdf_footer_sentence_repeated_mid_page_is_content() -> None:
+    closing = "Questions go to the operations channel."
+    parsed = parse_document(Path("manual.pdf"), build_manual(CHAPTERS, closing=closing, running_header=""))
+    assert parsed.text.count(closing) == 3  # short pages: the sentence ends each page but sits high up
+
+
+def test_pdf_two_pages_drop_a_header_that_repeats_the_title() -> None:
+    # Only page two carries the header (page one shows the big title), so it is not on "most" pages.
+    pdf = ManualPDF("", "Page {page}/{pages}")
+    for number in range(2):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=24 if number == 0 else 8)
+        pdf.cell(text="Backup Runbook")
+        pdf.ln(16)
+        pdf.set_font("Helvetica", size=11)
+        pdf.multi_cell(w=0, text=f"Step {number + 1}. " + LOREM)
+    parsed = parse_document(Path("runbook.pdf"), bytes(pdf.output()))
+    assert parsed.title == "Backup Runbook"
+    assert "Backup Runbook" not in parsed.text and "Page" not in parsed.text
+    assert [s.text.split(".")[0] for s in parsed.sections] == ["Step 1", "Step 2"]
+
+
+def test_pdf_single_page_keeps_its_edges() -> None:
+    parsed = parse_document(Path("memo.pdf"), build_manual(CHAPTERS[:1], footer="Page {page} of {pages}"))
+    assert "Docent Operations Manual - revision 7" in parsed.text
+    assert "Page 1 of 1" in parsed.text
+
+
+def test_pdf_demo_api_reference_has_no_running_header_or_page_numbers() -> None:
+    path = DEMO_CORPUS / "v2.0" / "api_reference.pdf"
+    parsed = parse_document(path, path.read_bytes())
+    assert parsed.title == "Lumen Gateway 2.0 - Admin API Reference"
+    assert not re.search(r"Page \d+/\d+", parsed.text)
+    assert parsed.title not in parsed.text  # the running header repeats the metadata title
+    assert parsed.sections[1].heading_path[-1] == "1. Overview"
+
+
+# --- metadata is stored as JSON -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["admin-guide.adoc", "install.rst", "release-checklist.rst", "api-reference.html", "changelog.html",
+     "release-notes.txt", "windows-1252.txt"],
+)  # fmt: skip
+def test_metadata_values_are_flat_strings(name: str) -> None:
+    metadata = parse_fixture(name).metadata
+    assert all(isinstance(key, str) and isinstance(value, str) for key, value in metadata.items())
+
+
+def test_pdf_metadata_values_are_flat_strings(pdf_files: dict[str, Path]) -> None:
+    metadata = parse_pdf(pdf_files, "guide-moddate").metadata
+    assert metadata and all(isinstance(value, str) for value in metadata.values())
+
+
+def test_markdown_frontmatter_metadata_is_json_as_written() -> None:
+    text = b"---\ndate: 2025-03-14\nreviewers: [ana, bo]\nlimits: {rps: 10}\n---\nBody.\n"
+    metadata = parse_document(Path("x.md"), text).metadata
+    assert json.loads(json.dumps(metadata)) == {"date": "2025-03-14", "reviewers": ["ana", "bo"], "limits": {"rps": 10}}
 
 
 # --- bad input ------------------------------------------------------------------------------

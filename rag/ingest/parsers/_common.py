@@ -1,0 +1,278 @@
+"""What every format parser shares: the result types, decoding, and the outline builder.
+
+Every format is reduced to the same stream of headings and paragraphs, and one outline
+builder turns that stream into sections, so the rules for titles, level numbering and
+breadcrumbs live in one place instead of six.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class UnsupportedFormat(Exception):
+    """The file type is not one we index; the message names it."""
+
+
+class ParseError(Exception):
+    """The file is of a supported type but unusable; the message is for a person."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """The text under one heading, not including its subsections or the heading line.
+
+    `heading_path` runs from the document title down to this heading; `level` is 0 for
+    text before the first heading, 1 for top-level sections, and so on.
+    """
+
+    heading_path: tuple[str, ...]
+    level: int
+    text: str  # whitespace-normalized paragraphs joined by a blank line; code keeps its lines
+
+
+@dataclass
+class ParsedDocument:
+    """What every parser returns, whatever the format, so the pipeline has one shape to store.
+
+    metadata values are JSON-friendly (strings mostly; Markdown frontmatter may nest).
+    tags, entities, doc_type and source_type come from Markdown frontmatter only;
+    pdf_dates holds the raw ModDate/CreationDate strings for dates.py to interpret;
+    metadata_lines gives the source line of each AsciiDoc attribute and reST docinfo
+    field, because dates.py trusts a date only near the top of the file.
+    """
+
+    title: str
+    format: str
+    sections: list[Section]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    doc_type: str | None = None
+    source_type: str | None = None
+    pdf_dates: dict[str, str] = field(default_factory=dict)
+    page_count: int | None = None
+    metadata_lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """Body text of the whole document, for content hashes and classification."""
+        return "\n\n".join(section.text for section in self.sections if section.text)
+
+
+# --- decoding -------------------------------------------------------------------------------
+
+# C0 controls other than tab/newline/form feed/carriage return, DEL, and C1 controls: text
+# editors do not write these, so many of them mean we were handed a binary file.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_BINARY_CONTROL_RATIO = 0.05
+
+
+def decode_text(data: bytes) -> tuple[str, str]:
+    """Decode as UTF-8 when valid, else as Windows-1252 (then Latin-1, which never fails):
+    a Windows user's legacy file is normal input, not an error."""
+    text: str | None = None
+    encoding = "utf-16"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # Tried before the NUL test: UTF-16 text is full of NUL bytes.
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError:
+            text = None
+    if text is None:
+        if b"\x00" in data:
+            raise ParseError("binary content in a text file")
+        for encoding in ("utf-8-sig", "cp1252", "latin-1"):
+            try:
+                text = data.decode(encoding)
+                break
+            except UnicodeDecodeError:
+                continue
+    assert text is not None  # latin-1 decodes any bytes
+    sample = text[:8192]
+    if sample and len(_CONTROL_CHARS.findall(sample)) > _BINARY_CONTROL_RATIO * len(sample):
+        raise ParseError("binary content in a text file")
+    return text, "utf-8" if encoding == "utf-8-sig" else encoding
+
+
+# --- the shared outline ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+
+
+Block = Heading | str  # a str block is one finished paragraph
+
+# Lines that begin a new line inside a paragraph instead of continuing the previous one:
+# list items and table rows read as a run-on sentence otherwise.
+NEW_LINE_IN_PARAGRAPH = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\.{1,5}|\*{1,5}|\|)\s")
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def optional_str(value: Any) -> str | None:
+    text = squash(str(value)) if value is not None else ""
+    return text or None
+
+
+class BlockWriter:
+    """Collects headings and paragraphs in reading order for the line-based formats."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self._lines: list[str] = []
+
+    def line(self, text: str) -> None:
+        """Add a source line; a blank one ends the current paragraph."""
+        self._lines.append(text)
+
+    def heading(self, level: int, text: str) -> None:
+        self.flush()
+        text = squash(text)
+        if text:
+            self.blocks.append(Heading(level, text))
+
+    def verbatim(self, text: str) -> None:
+        """Add a code or literal block as one paragraph, keeping its line breaks."""
+        self.flush()
+        text = textwrap.dedent(text.strip("\n")).rstrip()
+        if text.strip():
+            self.blocks.append(text)
+
+    def flush(self) -> None:
+        current: list[str] = []
+        for raw in [*self._lines, ""]:
+            text = squash(raw)
+            if not text:
+                if current:
+                    self.blocks.append("\n".join(current))
+                current = []
+            elif current and not NEW_LINE_IN_PARAGRAPH.match(raw):
+                current[-1] += " " + text
+            else:
+                current.append(text)
+        self._lines = []
+
+    def finish(self) -> list[Block]:
+        self.flush()
+        return self.blocks
+
+    def is_empty(self) -> bool:
+        return not self.blocks and not any(line.strip() for line in self._lines)
+
+    def has_text(self) -> bool:
+        """Whether any paragraph has been written yet; headings do not count."""
+        return any(isinstance(block, str) for block in self.blocks) or any(line.strip() for line in self._lines)
+
+
+def take_title_heading(blocks: Sequence[Block], explicit_title: str | None) -> tuple[str | None, list[Block]]:
+    """Find the level-1 heading that titles the document and drop it from the outline.
+
+    Without an explicit title (frontmatter, <title>) the first H1 is the title. With one,
+    the first H1 still is when it opens the outline and is either the only H1 or repeats
+    the explicit title; otherwise it is a real section and stays.
+    """
+    headings = [index for index, block in enumerate(blocks) if isinstance(block, Heading)]
+    top_level = [index for index in headings if blocks[index].level == 1]  # type: ignore[union-attr]
+    if not top_level:
+        return None, list(blocks)
+    first = top_level[0]
+    heading = blocks[first]
+    assert isinstance(heading, Heading)
+    if explicit_title is not None:
+        opens_outline = first == headings[0]
+        repeats_title = squash(heading.text).casefold() == squash(explicit_title).casefold()
+        if not (opens_outline and (len(top_level) == 1 or repeats_title)):
+            return None, list(blocks)
+    return heading.text, [*blocks[:first], *blocks[first + 1 :]]
+
+
+def build_sections(title: str, blocks: Sequence[Block]) -> list[Section]:
+    """Group paragraphs under their heading and give each a breadcrumb from the title.
+
+    The shallowest heading level present becomes level 1, so a Markdown file whose
+    sections start at `##` (the `#` being the title) numbers them like any other.
+    """
+    levels = [block.level for block in blocks if isinstance(block, Heading)]
+    shift = min(levels, default=1) - 1
+    sections: list[Section] = []
+    trail: list[Heading] = []
+    current: Heading | None = None
+    paragraphs: list[str] = []
+
+    def close() -> None:
+        if current is None:
+            if paragraphs:
+                sections.append(Section((title,), 0, "\n\n".join(paragraphs)))
+        else:
+            path = (title, *(heading.text for heading in trail))
+            sections.append(Section(path, current.level, "\n\n".join(paragraphs)))
+
+    for block in blocks:
+        if isinstance(block, str):
+            paragraphs.append(block)
+            continue
+        close()
+        paragraphs = []
+        current = Heading(block.level - shift, block.text)
+        while trail and trail[-1].level >= current.level:
+            trail.pop()
+        trail.append(current)
+    close()
+    return sections
+
+
+# --- inline markup --------------------------------------------------------------------------
+
+InlineRules = tuple[tuple[re.Pattern[str], str], ...]
+
+_CODE_SPAN = re.compile(r"(`+)([^`]+)\1")
+
+
+def emphasis_rules(*markers: str, inside_words: bool = True) -> list[tuple[re.Pattern[str], str]]:
+    """Patterns that unwrap `**text**` and friends. The text may not contain the marker's
+    character, which keeps matching linear on lines full of stray asterisks."""
+    rules = []
+    for marker in markers:
+        char, quoted = re.escape(marker[0]), re.escape(marker)
+        pattern = rf"{quoted}(?=[^\s{char}])([^{char}]+?)(?<=[^\s{char}]){quoted}"
+        if not inside_words:  # single `*` / `_` only count at word edges: snake_case stays
+            pattern = rf"(?<![\w{char}]){pattern}(?![\w{char}])"
+        rules.append((re.compile(pattern), r"\1"))
+    return rules
+
+
+def strip_inline_outside_code(text: str, rules: InlineRules) -> str:
+    """Apply markup rules to prose only; backtick code spans keep their text untouched
+    (`**kwargs`), minus the backticks."""
+    pieces = _CODE_SPAN.split(text)
+    out: list[str] = []
+    for index, piece in enumerate(pieces):
+        kind = index % 3  # split() yields prose, backtick run, code, prose, ...
+        if kind == 0:
+            for pattern, replacement in rules:
+                piece = pattern.sub(replacement, piece)
+            out.append(piece)
+        elif kind == 2:
+            out.append(piece.strip())
+    return "".join(out)
+
+
+def without_closing_marks(heading: str, mark: str) -> str:
+    """`## Title ##` -> `Title`. Plain string work: a regex for this backtracks badly on
+    long runs of spaces."""
+    stripped = heading.rstrip()
+    candidate = stripped.rstrip(mark)
+    if candidate != stripped and (not candidate or candidate[-1] in " \t"):
+        return candidate.rstrip()
+    return stripped

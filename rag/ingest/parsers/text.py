@@ -1,0 +1,77 @@
+"""Plain text: no markup, so the title and headings are guessed from layout."""
+
+from __future__ import annotations
+
+import re
+
+from rag.ingest.parsers._common import NEW_LINE_IN_PARAGRAPH, BlockWriter, ParsedDocument, build_sections, squash
+
+_UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
+_SEPARATOR = re.compile(r"^\s*([=\-*_#~])\1{2,}\s*$")
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2})*)\.?\s+[A-Z]")
+_HEADING_MAX = 60
+_TITLE_MAX = 80
+
+
+def parse_text(stem: str, text: str) -> ParsedDocument:
+    """Plain text has no markup, so headings are guessed from layout; see _heading_level."""
+    lines = text.splitlines()
+    first = next(index for index, line in enumerate(lines) if line.strip())
+    title, start = stem, 0
+    if len(lines[first].strip()) < _TITLE_MAX:
+        title, start = squash(lines[first]), first + 1
+        if start < len(lines) and _UNDERLINE.match(lines[start]):
+            start += 1
+    body = lines[start:]
+
+    levels: dict[int, int | None] = {}  # line index -> level, None for "a short isolated line"
+    underlines: set[int] = set()
+    for index, line in enumerate(body):
+        if index in underlines:
+            continue
+        previous_blank = index == 0 or not body[index - 1].strip()
+        following = body[index + 1] if index + 1 < len(body) else ""
+        short = 0 < len(line.strip()) < _HEADING_MAX
+        if short and previous_blank and _UNDERLINE.match(following):
+            levels[index] = 1 if "=" in following else 2
+            underlines.add(index + 1)
+        elif previous_blank and (level := _heading_level(line, following)) != 0:
+            levels[index] = level
+    # Isolated short lines are the weakest signal: they are sections only where nothing
+    # stronger marks sections, and subsections where something does.
+    isolated_level = 2 if 1 in levels.values() else 1
+
+    writer = BlockWriter()
+    for index, line in enumerate(body):
+        if index in underlines:
+            continue
+        if index in levels:
+            writer.heading(levels[index] or isolated_level, line)
+        elif _SEPARATOR.match(line):
+            writer.line("")
+        else:
+            writer.line(line)
+    return ParsedDocument(title=title, format="text", sections=build_sections(title, writer.finish()), metadata={})
+
+
+def _heading_level(line: str, following: str) -> int | None:
+    """Level of a heading-looking line (it already follows a blank line): 0 if not one.
+
+    Numbered lines ("3. Configuration", "3.2 Limits") are headings unless the next line
+    continues a numbered list; ALL CAPS lines are top-level; other short lines that start
+    with a capital, stand alone and end without sentence punctuation return None.
+    """
+    stripped = line.strip()
+    if not stripped or len(stripped) >= _HEADING_MAX or stripped[-1] in ".,;:" or line[0].isspace():
+        return 0
+    if match := _NUMBERED.match(stripped):
+        if _NUMBERED.match(following.strip()):
+            return 0
+        return match.group(1).count(".") + 1
+    letters = [char for char in stripped if char.isalpha()]
+    if len(letters) >= 2 and all(char.isupper() for char in letters):
+        return 1
+    starts_like_a_title = stripped[0].isupper() or stripped[0].isdigit()
+    if not following.strip() and starts_like_a_title and not NEW_LINE_IN_PARAGRAPH.match(line):
+        return None
+    return 0
