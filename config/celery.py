@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -75,6 +76,13 @@ def _fresh_connections(**kwargs) -> None:
 
     for conn in connections.all(initialized_only=True):
         conn.close_if_unusable_or_obsolete()
+    # Load the encoder now, once per pool process, rather than inside the first task.
+    from rag.embeddings import warm_up
+
+    try:
+        warm_up()
+    except Exception:  # a task will raise the same error with its document attached
+        logging.getLogger(__name__).exception("encoder warm-up failed")
 
 
 @app.task(name="docent.ping")
