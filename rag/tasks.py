@@ -27,7 +27,8 @@ def index_document(item_id: int) -> str:
 
 
 # A merge also retries when it timed out waiting for its workspace's lock (lock_timeout raises
-# OperationalError) or lost a deadlock: both are a busy database, not bad input.
+# OperationalError) or lost a deadlock: both are a busy database, not bad input. Enough retries
+# to outwait a long `merge_duplicates` rebuild of the same workspace (about an hour).
 @shared_task(
     name="rag.tasks.merge_document",
     acks_late=True,
@@ -35,7 +36,7 @@ def index_document(item_id: int) -> str:
     retry_backoff=2,
     retry_backoff_max=120,
     retry_jitter=True,
-    max_retries=8,
+    max_retries=30,
     soft_time_limit=300,
     time_limit=330,
 )

@@ -1,0 +1,234 @@
+"""Dedup merge: speed at 10,000 and 100,000 chunks, and precision/recall against known duplicate groups.
+
+    python benchmarks/bench_merge.py [--sizes 10000 100000] [--incremental-max 10000] [--keep]
+
+Each size gets a fresh workspace of synthetic technical documentation
+(tests/rag/synthetic_corpus.py): families of 3 versions in which 20% of the
+sections are carried over with one or two facts changed, the rest written
+afresh. Figures:
+
+- rebuild: `workspace_merge` (what `manage.py merge_duplicates` runs): wall
+  time, chunks/s, and growth from the smallest to the largest size;
+- incremental: `document_merge` for every document in turn (what the merge
+  workers do after indexing), up to --incremental-max chunks;
+- precision and recall of the records over pairs of chunks, against the
+  generated groups (target: both >= 0.98);
+- admin list pages at the largest size: time and query count.
+
+Embeddings come from the hashing encoder (words and word pairs), not from
+all-MiniLM-L6-v2: the model embeds about 18 chunks/s on this machine, so
+100,000 chunks would take an hour and a half before the merge starts, and the
+merge only ever sees vectors. On this text the hashing encoder behaves as the
+merge needs (versions of a section >= 0.93, mostly >= 0.95; unrelated sections
+<= 0.85), so the figures measure the merge, not the encoder. Runs on its own
+DATA_DIR (var/bench); the workspaces are deleted afterwards unless --keep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import time
+from collections import defaultdict
+
+from _setup import django_setup, peak_rss_mb
+
+PREFIX = "bench-merge"
+
+
+def build_workspace(size: int):
+    from django.db import connection, transaction
+
+    from rag.embeddings import HashingEncoder
+    from rag.ingest.pipeline import text_hash
+    from rag.models import Chunk, Document, Workspace
+    from tests.rag.synthetic_corpus import generate
+
+    Workspace.objects.filter(slug=f"{PREFIX}-{size}").delete()
+    workspace = Workspace.objects.create(slug=f"{PREFIX}-{size}", name=f"Merge benchmark {size}")
+    documents = generate(chunks=size, duplicate_share=0.2, versions=3, sections_per_document=10, seed=size,
+                         prefix=f"/bench/{size}")
+    encoder = HashingEncoder()
+    truth: dict[int, int] = {}  # chunk id -> generated group, for sections carried across versions
+    started = time.monotonic()
+    # Inserting 100,000 rows into a live HNSW index takes far longer than building it once afterwards.
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX IF EXISTS chunk_embedding_hnsw")
+    batch = 200  # documents per transaction
+    for start in range(0, len(documents), batch):
+        part = documents[start:start + batch]
+        with transaction.atomic():
+            rows = Document.objects.bulk_create(
+                Document(workspace=workspace, path=d.path, title=d.title, format="markdown", doc_date=d.doc_date,
+                         date_source="frontmatter", doc_type="operations", chunk_count=len(d.sections),
+                         indexed_at=d.doc_date)
+                for d in part)
+            texts = [section.text for d in part for section in d.sections]
+            vectors = encoder.encode(texts)
+            chunks = []
+            for row, synthetic in zip(rows, part):
+                for index, section in enumerate(synthetic.sections):
+                    chunks.append(Chunk(workspace=workspace, document=row, text=section.text,
+                                        text_hash=text_hash(section.text), heading_path=section.heading,
+                                        chunk_index=index, total_chunks=len(synthetic.sections),
+                                        chunk_position="middle", embedding=vectors[len(chunks)]))
+            created = Chunk.objects.bulk_create(chunks, batch_size=2000)
+            flat = [section for d in part for section in d.sections]
+            for chunk, section in zip(created, flat):
+                if section.group is not None:
+                    truth[chunk.pk] = section.group
+    stored = time.monotonic() - started
+    ensure_hnsw_index()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE rag_chunk")
+        cursor.execute("ANALYZE rag_document")
+    chunk_total = sum(len(d.sections) for d in documents)
+    return workspace, truth, chunk_total, stored, time.monotonic() - started - stored, len(documents)
+
+
+def ensure_hnsw_index() -> None:
+    """The index exactly as migration 0003 creates it (also repairs an interrupted run)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 2")
+        cursor.execute("CREATE INDEX IF NOT EXISTS chunk_embedding_hnsw ON rag_chunk "
+                       "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)")
+        cursor.execute("RESET maintenance_work_mem")
+        cursor.execute("RESET max_parallel_maintenance_workers")
+
+
+def predicted_groups(workspace) -> dict[int, int]:
+    from rag.models import CanonicalRecord, ChunkVariant
+
+    membership = dict(CanonicalRecord.objects.filter(workspace=workspace).values_list("canonical_chunk_id", "pk"))
+    membership.update(ChunkVariant.objects.filter(record__workspace=workspace).values_list("chunk_id", "record_id"))
+    return membership
+
+
+def pairs(membership: dict[int, int]) -> set[tuple[int, int]]:
+    groups: dict[int, list[int]] = defaultdict(list)
+    for chunk, group in membership.items():
+        groups[group].append(chunk)
+    return {tuple(sorted(pair)) for members in groups.values() for pair in itertools.combinations(members, 2)}
+
+
+def score(workspace, truth: dict[int, int]) -> tuple[float, float, int, int]:
+    predicted, expected = pairs(predicted_groups(workspace)), pairs(truth)
+    hits = len(predicted & expected)
+    precision = hits / len(predicted) if predicted else 1.0
+    recall = hits / len(expected) if expected else 1.0
+    return precision, recall, len(predicted), len(expected)
+
+
+def admin_pages(workspace) -> list[tuple[str, float, int]]:
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
+    user, _ = get_user_model().objects.get_or_create(username="bench-admin", defaults={"is_staff": True,
+                                                                                      "is_superuser": True})
+    client = Client(HTTP_HOST="localhost")
+    client.force_login(user)
+    results = []
+    for name in ("document", "canonicalrecord", "contradiction"):
+        url = reverse(f"admin:rag_{name}_changelist") + f"?workspace__id__exact={workspace.pk}"
+        client.get(url)  # warm caches once
+        with CaptureQueriesContext(connection) as queries:
+            started = time.monotonic()
+            response = client.get(url)
+            elapsed = time.monotonic() - started
+        assert response.status_code == 200, (name, response.status_code)
+        results.append((name, elapsed, len(queries)))
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--incremental-max", type=int, default=10_000,
+                        help="also time document-by-document merging up to this many chunks")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark workspaces")
+    args = parser.parse_args()
+    django_setup(encoder="hashing")
+    from django.conf import settings
+
+    from rag.dedup import document_merge, workspace_merge
+    from rag.models import CanonicalRecord, Contradiction, Workspace
+
+    Workspace.objects.filter(slug__startswith=PREFIX).delete()
+    print(f"merge threshold {settings.MERGE_THRESHOLD}, contradiction threshold {settings.CONTRADICTION_THRESHOLD}, "
+          f"{settings.MERGE_NEIGHBOURS} neighbours per chunk, exact scan up to {settings.MERGE_EXACT_SCAN_MAX_CHUNKS} "
+          f"chunks, ef_search >= {settings.MERGE_EF_SEARCH}", flush=True)
+    rows = []
+    failures = 0
+    for size in args.sizes:
+        try:
+            workspace, truth, chunks, build_seconds, index_seconds, document_count = build_workspace(size)
+        finally:
+            ensure_hnsw_index()
+        print(f"\n{chunks} chunks in {document_count} documents ({len(truth)} in {len(set(truth.values()))} duplicate "
+              f"groups), stored in {build_seconds:.0f}s, HNSW index built in {index_seconds:.0f}s", flush=True)
+        stats = workspace_merge(workspace_id=workspace.pk)
+        precision, recall, predicted, expected = score(workspace, truth)
+        again = workspace_merge(workspace_id=workspace.pk)
+        idempotent = (again.records_created, again.records_changed, again.records_dissolved,
+                      again.contradictions_raised) == (0, 0, 0, 0)
+        contradictions = Contradiction.objects.filter(workspace=workspace).count()
+        print(f"  rebuild: {stats.seconds:.1f}s, {chunks / stats.seconds:.0f} chunks/s, search {stats.search}, "
+              f"{stats.records_created} records, {contradictions} contradictions; second run {again.seconds:.1f}s, "
+              f"{'no changes' if idempotent else 'CHANGED THINGS'}", flush=True)
+        print(f"  precision {precision:.4f}  recall {recall:.4f}  ({predicted} predicted pairs, {expected} true pairs)",
+              flush=True)
+        incremental = None
+        if chunks <= args.incremental_max:
+            rebuilt = {(canonical, frozenset(variants)) for canonical, variants in _records(workspace)}
+            CanonicalRecord.objects.filter(workspace=workspace).delete()
+            Contradiction.objects.filter(workspace=workspace).delete()
+            started = time.monotonic()
+            order = list(workspace.documents.values_list("pk", flat=True))
+            random.Random(size).shuffle(order)
+            for document_id in order:
+                document_merge(document_id=document_id)
+            incremental = time.monotonic() - started
+            same = {(canonical, frozenset(variants)) for canonical, variants in _records(workspace)} == rebuilt
+            print(f"  incremental (document by document, random order): {incremental:.1f}s, "
+                  f"{chunks / incremental:.0f} chunks/s, {'same records as the rebuild' if same else 'DIFFERENT records'}",
+                  flush=True)
+            failures += not same
+        failures += not idempotent or precision < 0.98 or recall < 0.98
+        rows.append((size, chunks, stats.seconds, precision, recall, incremental))
+        if size == max(args.sizes):
+            for name, elapsed, queries in admin_pages(workspace):
+                print(f"  admin {name} list: {elapsed * 1000:.0f} ms, {queries} queries", flush=True)
+        if not args.keep:
+            workspace.delete()
+
+    print("\n| chunks | rebuild s | chunks/s | incremental chunks/s | precision | recall |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for size, chunks, seconds, precision, recall, incremental in rows:
+        inc = f"{chunks / incremental:.0f}" if incremental else "—"
+        print(f"| {chunks:,} | {seconds:.1f} | {chunks / seconds:.0f} | {inc} | {precision:.4f} | {recall:.4f} |")
+    if len(rows) > 1:
+        (small, small_chunks, small_s, *_), (large, large_chunks, large_s, *_) = rows[0], rows[-1]
+        growth = large_s / small_s
+        print(f"\ntime grows {growth:.1f}x for {large_chunks / small_chunks:.0f}x the chunks (target: at most 12x)")
+        failures += growth > 12 * (large_chunks / small_chunks) / 10
+    print(f"peak RSS {peak_rss_mb():.0f} MB")
+    return 1 if failures else 0
+
+
+def _records(workspace):
+    from rag.models import CanonicalRecord
+
+    for record in CanonicalRecord.objects.filter(workspace=workspace).prefetch_related("variants"):
+        yield record.canonical_chunk_id, [variant.chunk_id for variant in record.variants.all()]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,565 @@
+"""Dedup merging: near-duplicate chunks become canonical records; disagreeing ones, contradictions.
+
+What is kept true, and what a rebuild from scratch produces:
+
+- the merge graph: the workspace's active chunks (documents not archived), an
+  edge between chunks of different documents at cosine >= MERGE_THRESHOLD
+  (found by kNN, MERGE_NEIGHBOURS per chunk, never all pairs), plus the pairs a
+  reviewer linked by keeping one side of a contradiction;
+- one CanonicalRecord per connected component of two or more chunks;
+- its canonical: the newest doc_date (unknown = oldest), ties by the latest
+  indexed_at, then the highest chunk id; a chunk that lost a review to another
+  member is passed over. The others are variants with their cosine to it.
+
+Components and the canonical rule do not depend on the order chunks arrive in,
+and every change takes the workspace's advisory lock, so merges run by several
+workers at once end in the state a sequential run gives.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone as dt_timezone
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from rag.facts import fact_differences
+from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
+
+logger = logging.getLogger(__name__)
+
+# pg_advisory_xact_lock(namespace, workspace_id): the namespace keeps our keys apart from other users of advisory locks.
+_LOCK_NAMESPACE = 0x44454450  # "DEDP"
+_OLDEST = datetime.min.replace(tzinfo=dt_timezone.utc)
+
+
+@dataclass
+class MergeStats:
+    chunks: int = 0  # chunks whose neighbours were searched
+    edges: int = 0  # neighbour pairs at or above the merge threshold
+    records_created: int = 0
+    records_changed: int = 0
+    records_dissolved: int = 0
+    contradictions_raised: int = 0
+    search: str = ""  # "exact" or "hnsw"
+    seconds: float = 0.0
+
+    def add(self, other: MergeStats) -> None:
+        for name in ("records_created", "records_changed", "records_dissolved", "contradictions_raised"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass(frozen=True)
+class ProvenanceEntry:
+    role: str  # "canonical" or "variant"
+    chunk_id: int
+    document_id: int
+    path: str
+    title: str
+    doc_date: datetime | None
+    indexed_at: datetime | None
+    heading_path: str
+    chunk_index: int
+    similarity: float | None  # to the canonical; None for the canonical itself
+    merged_at: datetime | None
+
+
+@dataclass
+class _RecordState:
+    canonical_id: int | None
+    merge_count: int
+    variants: dict[int, int] = field(default_factory=dict)  # chunk id -> variant row id
+
+    @property
+    def members(self) -> set[int]:
+        return set(self.variants) | ({self.canonical_id} if self.canonical_id else set())
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, item: int) -> int:
+        self.parent.setdefault(item, item)
+        root = item
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[item] != root:
+            self.parent[item], item = root, self.parent[item]
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        root_a, root_b = self.find(a), self.find(b)
+        if root_a != root_b:
+            self.parent[max(root_a, root_b)] = min(root_a, root_b)
+
+    def groups(self) -> list[set[int]]:
+        by_root: dict[int, set[int]] = defaultdict(set)
+        for item in list(self.parent):
+            by_root[self.find(item)].add(item)
+        return [group for group in by_root.values() if len(group) > 1]
+
+
+# --- locking and the neighbour search -----------------------------------------------------
+
+
+def _lock_workspace(workspace_id: int, *, timeout_seconds: float | None = None) -> None:
+    """Serialize record changes per workspace until the transaction ends; workspaces run in parallel."""
+    with connection.cursor() as cursor:
+        if timeout_seconds is None:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, workspace_id])
+        else:
+            # Only the wait for this lock is bounded (the select list runs left to right); later row locks are not.
+            cursor.execute(
+                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s, %s), "
+                "set_config('lock_timeout', '0', true)",
+                [f"{int(timeout_seconds * 1000)}ms", _LOCK_NAMESPACE, workspace_id],
+            )
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    strategy: str  # "exact" or "hnsw"
+    ef_search: int
+    archived_document_ids: tuple[int, ...]
+
+
+def search_plan(workspace_id: int) -> SearchPlan:
+    """Exact scan for small workspaces; HNSW with a candidate list wide enough to survive the filters.
+
+    pgvector 0.6 filters HNSW results after the scan: when the workspace holds
+    a small share of the table, most candidates belong to other workspaces, so
+    ef_search grows with that share, and past pgvector's maximum (1000) only an
+    exact scan finds the neighbours.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT archived.ids,
+                       (SELECT count(*) FROM {Chunk._meta.db_table} c
+                        WHERE c.workspace_id = %(workspace_id)s AND NOT (c.document_id = ANY(archived.ids))),
+                       (SELECT reltuples::bigint FROM pg_class WHERE oid = %(table)s::regclass)
+                FROM (SELECT coalesce(array_agg(id), '{{}}') AS ids FROM {Document._meta.db_table}
+                      WHERE workspace_id = %(workspace_id)s AND archived) archived""",
+            {"workspace_id": workspace_id, "table": Chunk._meta.db_table},
+        )
+        archived_ids, active, estimated_total = cursor.fetchone()
+    archived = tuple(archived_ids)
+    if active <= settings.MERGE_EXACT_SCAN_MAX_CHUNKS:
+        return SearchPlan("exact", 0, archived)
+    share = active / max(active, estimated_total)
+    needed = math.ceil(4 * settings.MERGE_NEIGHBOURS / share)
+    if needed > 1000:
+        return SearchPlan("exact", 0, archived)
+    return SearchPlan("hnsw", min(1000, max(settings.MERGE_EF_SEARCH, needed)), archived)
+
+
+_NEIGHBOURS_SQL = """
+SELECT q.id, n.id, 1 - n.distance
+FROM {chunk} q
+CROSS JOIN LATERAL (
+    SELECT c.id, c.embedding <=> q.embedding AS distance
+    FROM {chunk} c
+    WHERE c.workspace_id = %(workspace_id)s
+      AND c.document_id <> q.document_id
+      AND NOT (c.document_id = ANY(%(archived)s))
+    ORDER BY {order}
+    LIMIT %(neighbours)s
+) n
+WHERE q.id = ANY(%(chunk_ids)s) AND n.distance <= %(max_distance)s
+"""
+# Steered by the query's shape, not by a SET: "+ 0" hides the ordering from the HNSW index, so the
+# plan is an exact scan even when a prepared plan was cached (see ARCHITECTURE.md).
+_ORDER = {"hnsw": "c.embedding <=> q.embedding", "exact": "(c.embedding <=> q.embedding) + 0, c.id"}
+
+
+def neighbours_sql(strategy: str) -> str:
+    return _NEIGHBOURS_SQL.format(chunk=Chunk._meta.db_table, order=_ORDER[strategy])
+
+
+def _neighbours(workspace_id: int, chunk_ids: list[int], plan: SearchPlan) -> list[tuple[int, int, float]]:
+    """(chunk, neighbour, cosine) for each chunk's nearest neighbours in other active documents."""
+    found: list[tuple[int, int, float]] = []
+    with connection.cursor() as cursor:
+        if plan.strategy == "hnsw":
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(plan.ef_search)])
+        size = settings.MERGE_QUERY_BATCH_SIZE
+        for start in range(0, len(chunk_ids), size):
+            cursor.execute(neighbours_sql(plan.strategy), {
+                "workspace_id": workspace_id,
+                "archived": list(plan.archived_document_ids),
+                "neighbours": settings.MERGE_NEIGHBOURS,
+                "chunk_ids": chunk_ids[start:start + size],
+                "max_distance": 1 - settings.CONTRADICTION_THRESHOLD,
+            })
+            found.extend((a, b, float(similarity)) for a, b, similarity in cursor.fetchall())
+    return found
+
+
+def _pairwise_edges(chunk_ids: Iterable[int]) -> list[tuple[int, int]]:
+    """All merge edges among a few chunks (one record's members): exact, no index."""
+    ids = list(chunk_ids)
+    if len(ids) < 2:
+        return []
+    table, documents = Chunk._meta.db_table, Document._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT a.id, b.id FROM {table} a JOIN {table} b ON a.id < b.id AND a.document_id <> b.document_id
+                JOIN {documents} da ON da.id = a.document_id JOIN {documents} db ON db.id = b.document_id
+                WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND NOT da.archived AND NOT db.archived
+                  AND (a.embedding <=> b.embedding) + 0 <= %s""",
+            [ids, ids, 1 - settings.MERGE_THRESHOLD],
+        )
+        return cursor.fetchall()
+
+
+def _reviewed_links(chunk_ids: Iterable[int] | None, workspace_id: int) -> list[tuple[int, int, int, int]]:
+    """(chunk_a, chunk_b, winner, loser) for contradictions settled by keeping one side."""
+    rows = Contradiction.objects.filter(workspace_id=workspace_id, status=Contradiction.Status.RESOLVED)
+    if chunk_ids is not None:
+        ids = list(chunk_ids)
+        rows = rows.filter(chunk_a_id__in=ids, chunk_b_id__in=ids)
+    links = []
+    for a, b, resolution in rows.values_list("chunk_a_id", "chunk_b_id", "resolution"):
+        winner, loser = (a, b) if resolution == "kept_a" else (b, a)
+        links.append((a, b, winner, loser))
+    return links
+
+
+# --- applying a partition -----------------------------------------------------------------
+
+
+def _record_states(record_ids: Iterable[int]) -> dict[int, _RecordState]:
+    ids = list(record_ids)
+    states = {
+        pk: _RecordState(canonical_id=canonical, merge_count=count)
+        for pk, canonical, count in CanonicalRecord.objects.filter(pk__in=ids).values_list(
+            "pk", "canonical_chunk_id", "merge_count")
+    }
+    for pk, record_id, chunk_id in ChunkVariant.objects.filter(record_id__in=ids).values_list("pk", "record_id", "chunk_id"):
+        states[record_id].variants[chunk_id] = pk
+    return states
+
+
+def _records_of(chunk_ids: Iterable[int]) -> set[int]:
+    ids = list(chunk_ids)
+    canonical = CanonicalRecord.objects.filter(canonical_chunk_id__in=ids).values_list("pk", flat=True)
+    variant = ChunkVariant.objects.filter(chunk_id__in=ids).values_list("record_id", flat=True)
+    return set(canonical) | set(variant)
+
+
+def _components(chunk_ids: set[int], workspace_id: int) -> list[set[int]]:
+    """Connected groups among these chunks alone, by exact cosine and reviewers' links."""
+    union = _UnionFind()
+    for a, b in _pairwise_edges(chunk_ids):
+        union.union(a, b)
+    for a, b, _winner, _loser in _reviewed_links(chunk_ids, workspace_id):
+        union.union(a, b)
+    return union.groups()
+
+
+def _canonical_choice(group: set[int], ranks: dict[int, tuple], losers: dict[int, set[int]]) -> int:
+    """The newest member, passing over one that a reviewer ranked below another member."""
+    candidates = [chunk for chunk in group if not (losers.get(chunk, set()) & group)] or list(group)
+    return max(candidates, key=lambda chunk: ranks[chunk])
+
+
+def _similarities(pairs: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """Cosine of (variant, canonical) pairs, computed by PostgreSQL from the stored vectors."""
+    if not pairs:
+        return {}
+    table = Chunk._meta.db_table
+    result: dict[tuple[int, int], float] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(pairs), settings.MERGE_WRITE_BATCH_SIZE):
+            batch = pairs[start:start + settings.MERGE_WRITE_BATCH_SIZE]
+            cursor.execute(
+                f"""SELECT p.variant_id, p.canonical_id, 1 - (v.embedding <=> c.embedding)
+                    FROM unnest(%s::bigint[], %s::bigint[]) AS p(variant_id, canonical_id)
+                    JOIN {table} v ON v.id = p.variant_id JOIN {table} c ON c.id = p.canonical_id""",
+                [[v for v, _ in batch], [c for _, c in batch]],
+            )
+            result.update({(v, c): float(sim) for v, c, sim in cursor.fetchall()})
+    return result
+
+
+def _apply(workspace_id: int, groups: list[set[int]], involved: set[int],
+           states: dict[int, _RecordState] | None = None) -> MergeStats:
+    """Make the records of `involved` (plus new ones) hold exactly `groups`; only differences are written.
+
+    Every chunk of `groups` is free or a member of an involved record, and every
+    member of an involved record not in a group ends up free.
+    """
+    stats = MergeStats()
+    states = _record_states(involved) if states is None else states
+    members = set().union(*groups) if groups else set()
+    rows = Chunk.objects.filter(pk__in=members, document__archived=False).values_list(
+        "pk", "document__doc_date", "document__indexed_at")
+    ranks = {pk: (doc_date is not None, doc_date or _OLDEST, indexed_at or _OLDEST, pk)
+             for pk, doc_date, indexed_at in rows}
+    # A member that went inactive since the graph was read may have been a bridge: regroup what is left.
+    settled: list[set[int]] = []
+    for group in groups:
+        active = group & ranks.keys()
+        settled.extend([active] if active == group else _components(active, workspace_id))
+    groups = [group for group in settled if len(group) > 1]
+    losers: dict[int, set[int]] = defaultdict(set)
+    for _a, _b, winner, loser in _reviewed_links(ranks.keys(), workspace_id):
+        losers[loser].add(winner)
+
+    # Each group keeps the involved record it overlaps most (ids stay stable); the rest are new.
+    record_of = {chunk: record_id for record_id, state in states.items() for chunk in state.members}
+    overlaps = sorted(
+        ((overlap, -record_id, record_id, index)
+         for index, group in enumerate(groups)
+         for record_id, overlap in Counter(record_of[c] for c in group if c in record_of).items()),
+        reverse=True,
+    )
+    record_for: dict[int, int] = {}
+    kept: set[int] = set()
+    for _overlap, _neg, record_id, index in overlaps:
+        if index not in record_for and record_id not in kept:
+            record_for[index] = record_id
+            kept.add(record_id)
+    desired = [(record_for.get(index), _canonical_choice(group, ranks, losers), group)
+               for index, group in enumerate(groups)]
+
+    dissolved = [record_id for record_id in states if record_id not in kept]
+    if dissolved:
+        CanonicalRecord.objects.filter(pk__in=dissolved).delete()
+        stats.records_dissolved = len(dissolved)
+    recanonized = [record_id for record_id, canonical, _ in desired
+                   if record_id is not None and states[record_id].canonical_id != canonical]
+    if recanonized:  # cleared first: canonical_chunk is unique and may move between records
+        CanonicalRecord.objects.filter(pk__in=recanonized).update(canonical_chunk=None)
+    stale = [variant_pk for record_id, canonical, group in desired if record_id is not None
+             for chunk, variant_pk in states[record_id].variants.items() if chunk not in group or chunk == canonical]
+    if stale:
+        ChunkVariant.objects.filter(pk__in=stale).delete()
+
+    now = timezone.now()
+    new = [(canonical, group) for record_id, canonical, group in desired if record_id is None]
+    created = CanonicalRecord.objects.bulk_create(
+        [CanonicalRecord(workspace_id=workspace_id, canonical_chunk_id=canonical, merge_count=len(group) - 1)
+         for canonical, group in new],
+        batch_size=settings.MERGE_WRITE_BATCH_SIZE,
+    )
+    stats.records_created = len(created)
+    changed: list[CanonicalRecord] = []
+    wanted_variants: list[tuple[int, int, int]] = []  # (record, chunk, canonical)
+    for record_id, canonical, group in desired:
+        if record_id is None:
+            continue
+        state = states[record_id]
+        keep = state.canonical_id == canonical
+        if not keep or state.merge_count != len(group) - 1 or state.members != group:
+            changed.append(CanonicalRecord(pk=record_id, canonical_chunk_id=canonical, merge_count=len(group) - 1,
+                                           updated_at=now))
+        wanted_variants.extend((record_id, chunk, canonical) for chunk in group - {canonical}
+                               if not (keep and chunk in state.variants))
+    for record, (canonical, group) in zip(created, new):
+        wanted_variants.extend((record.pk, chunk, canonical) for chunk in group - {canonical})
+    if changed:
+        CanonicalRecord.objects.bulk_update(changed, ["canonical_chunk", "merge_count", "updated_at"],
+                                            batch_size=settings.MERGE_WRITE_BATCH_SIZE)
+        stats.records_changed = len(changed)
+    similarity = _similarities([(chunk, canonical) for _, chunk, canonical in wanted_variants])
+    ChunkVariant.objects.bulk_create(
+        [ChunkVariant(record_id=record_id, chunk_id=chunk, similarity=similarity[(chunk, canonical)])
+         for record_id, chunk, canonical in wanted_variants],
+        update_conflicts=True, unique_fields=["chunk"], update_fields=["record", "similarity"],
+        batch_size=settings.MERGE_WRITE_BATCH_SIZE,
+    )
+    return stats
+
+
+def _recompute(workspace_id: int, chunk_ids: set[int], *, leaving: set[int] = frozenset()) -> MergeStats:
+    """Regroup the records touching `chunk_ids`, without the `leaving` chunks."""
+    involved = _records_of(chunk_ids)
+    states = _record_states(involved)
+    members = (set().union(*(state.members for state in states.values())) | chunk_ids) - leaving
+    return _apply(workspace_id, _components(members, workspace_id), involved, states)
+
+
+# --- contradictions --------------------------------------------------------------------------
+
+
+def _contradictions_raise(workspace_id: int, candidates: list[tuple[int, int, float]], *, everything: bool) -> int:
+    """A pending Contradiction for each near-duplicate pair whose facts differ, never twice for a pair."""
+    pairs: dict[tuple[int, int], float] = {}
+    for a, b, similarity in candidates:
+        pairs[(min(a, b), max(a, b))] = similarity
+    if not pairs:
+        return 0
+    known = Contradiction.objects.filter(workspace_id=workspace_id)
+    if not everything:
+        known = known.filter(chunk_a_id__in={a for a, _ in pairs}, chunk_b_id__in={b for _, b in pairs})
+    fresh = pairs.keys() - set(known.values_list("chunk_a_id", "chunk_b_id"))
+    if not fresh:
+        return 0
+    texts = dict(Chunk.objects.filter(pk__in={c for pair in fresh for c in pair}).values_list("pk", "text"))
+    raised = []
+    for a, b in sorted(fresh):
+        if a in texts and b in texts and (differences := fact_differences(texts[a], texts[b])):
+            raised.append(Contradiction(workspace_id=workspace_id, chunk_a_id=a, chunk_b_id=b,
+                                        similarity=pairs[(a, b)], differences=differences))
+    Contradiction.objects.bulk_create(raised, ignore_conflicts=True, batch_size=settings.MERGE_WRITE_BATCH_SIZE)
+    return len(raised)
+
+
+# --- services ----------------------------------------------------------------------------------
+
+
+def document_merge(*, document_id: int) -> MergeStats:
+    """Merge one document's chunks with their near-duplicates in other documents; idempotent."""
+    started = time.monotonic()
+    stats = MergeStats()
+    workspace_id = Document.objects.filter(pk=document_id).values_list("workspace_id", flat=True).first()
+    if workspace_id is None:
+        logger.info("merge: document gone", extra={"document_id": document_id})
+        return stats
+    # One transaction under the workspace lock: read the graph and write the records as one step.
+    with transaction.atomic():
+        _lock_workspace(workspace_id, timeout_seconds=settings.MERGE_LOCK_TIMEOUT_SECONDS)
+        # Read after the lock: a re-index that committed meanwhile has replaced the chunks.
+        chunk_ids = list(Chunk.objects.filter(document_id=document_id, document__archived=False)
+                         .order_by("pk").values_list("pk", flat=True))
+        if not chunk_ids:
+            return stats
+        plan = search_plan(workspace_id)
+        candidates = _neighbours(workspace_id, chunk_ids, plan)
+        edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
+        stats.chunks, stats.edges, stats.search = len(chunk_ids), len(edges), plan.strategy
+        if edges:
+            union = _UnionFind()
+            involved = _records_of({c for edge in edges for c in edge})
+            states = _record_states(involved)
+            for state in states.values():
+                first, *rest = state.members
+                union.find(first)
+                for chunk in rest:
+                    union.union(first, chunk)
+            for a, b in edges:
+                union.union(a, b)
+            stats.add(_apply(workspace_id, union.groups(), involved, states))
+        stats.contradictions_raised = _contradictions_raise(workspace_id, candidates, everything=False)
+    stats.seconds = time.monotonic() - started
+    logger.info("merge: document merged", extra={"document_id": document_id, **stats.__dict__})
+    return stats
+
+
+def workspace_merge(*, workspace_id: int) -> MergeStats:
+    """Rebuild the workspace's records from its chunks; a second run writes nothing."""
+    started = time.monotonic()
+    stats = MergeStats()
+    with transaction.atomic():
+        _lock_workspace(workspace_id)
+        plan = search_plan(workspace_id)
+        chunk_ids = list(Chunk.objects.filter(workspace_id=workspace_id).exclude(
+            document_id__in=plan.archived_document_ids).order_by("pk").values_list("pk", flat=True))
+        candidates = _neighbours(workspace_id, chunk_ids, plan)
+        union = _UnionFind()
+        for a, b, similarity in candidates:
+            if similarity >= settings.MERGE_THRESHOLD:
+                union.union(a, b)
+                stats.edges += 1
+        for a, b, _winner, _loser in _reviewed_links(None, workspace_id):
+            union.union(a, b)
+        stats.chunks, stats.search = len(chunk_ids), plan.strategy
+        involved = set(CanonicalRecord.objects.filter(workspace_id=workspace_id).values_list("pk", flat=True))
+        stats.add(_apply(workspace_id, union.groups(), involved))
+        stats.contradictions_raised = _contradictions_raise(workspace_id, candidates, everything=True)
+    stats.seconds = time.monotonic() - started
+    logger.info("merge: workspace merged", extra={"workspace_id": workspace_id, **stats.__dict__})
+    return stats
+
+
+def chunks_detach(*, chunk_ids: list[int]) -> None:
+    """Take chunks out of their records before they are deleted or archived.
+
+    Runs inside the caller's transaction (the pipeline's, per document) so that
+    the records never point at chunks that are gone. A record whose canonical
+    leaves promotes its newest remaining member; one left with a single chunk
+    dissolves; one whose bridge left splits in two. Pending contradictions of
+    the chunks go too; reviewed ones stay as history.
+    """
+    if not chunk_ids:
+        return
+    leaving = set(chunk_ids)
+    with transaction.atomic():
+        by_workspace: dict[int, set[int]] = defaultdict(set)
+        for pk, workspace_id in Chunk.objects.filter(pk__in=leaving).values_list("pk", "workspace_id"):
+            by_workspace[workspace_id].add(pk)
+        for workspace_id in sorted(by_workspace):  # a fixed order: two callers never wait on each other crosswise
+            _lock_workspace(workspace_id)
+        Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
+            Q(chunk_a_id__in=leaving) | Q(chunk_b_id__in=leaving)).delete()
+        for workspace_id, chunks in sorted(by_workspace.items()):
+            _recompute(workspace_id, chunks, leaving=chunks)
+
+
+CONTRADICTION_ACTIONS = {"keep_a": "kept_a", "keep_b": "kept_b", "dismiss": "dismissed"}
+
+
+def contradiction_resolve(*, contradiction_id: int, action: str, user, note: str = "") -> Contradiction:
+    """Record a reviewer's decision; keeping one side makes it the canonical and demotes the other.
+
+    The decision is a lasting preference of one chunk over the other: it holds
+    through later merges, until a newer version of the text arrives.
+    """
+    if action not in CONTRADICTION_ACTIONS:
+        raise ValueError(f"unknown action {action!r}: use keep_a, keep_b or dismiss")
+    workspace_id = Contradiction.objects.filter(pk=contradiction_id).values_list("workspace_id", flat=True).first()
+    if workspace_id is None:
+        raise Contradiction.DoesNotExist(f"no contradiction {contradiction_id}")
+    with transaction.atomic():
+        _lock_workspace(workspace_id)
+        contradiction = Contradiction.objects.select_for_update().get(pk=contradiction_id)
+        contradiction.status = (Contradiction.Status.DISMISSED if action == "dismiss"
+                                else Contradiction.Status.RESOLVED)
+        contradiction.resolution = CONTRADICTION_ACTIONS[action]
+        contradiction.reviewed_by = user
+        contradiction.reviewed_at = timezone.now()
+        contradiction.note = note
+        contradiction.save(update_fields=["status", "resolution", "reviewed_by", "reviewed_at", "note"])
+        _recompute(workspace_id, {contradiction.chunk_a_id, contradiction.chunk_b_id})
+    logger.info("contradiction reviewed", extra={"contradiction_id": contradiction_id, "action": action,
+                                                 "user_id": getattr(user, "pk", None)})
+    return contradiction
+
+
+# --- selectors ---------------------------------------------------------------------------------
+
+
+def record_provenance(*, record_id: int, user=None) -> list[ProvenanceEntry]:
+    """Where a record's text comes from: its canonical, then its variants newest first (a query, not a copy).
+
+    With `user`, only records of that user's workspaces are found.
+    """
+    records = CanonicalRecord.objects.select_related("canonical_chunk__document").filter(pk=record_id)
+    if user is not None:
+        records = records.filter(workspace__members=user)
+    record = records.first()
+    if record is None:
+        raise CanonicalRecord.DoesNotExist(f"no record {record_id}")
+
+    def entry(role: str, chunk: Chunk, similarity: float | None, merged_at: datetime | None) -> ProvenanceEntry:
+        document = chunk.document
+        return ProvenanceEntry(role=role, chunk_id=chunk.pk, document_id=document.pk, path=document.path,
+                               title=document.title, doc_date=document.doc_date, indexed_at=document.indexed_at,
+                               heading_path=chunk.heading_path, chunk_index=chunk.chunk_index,
+                               similarity=similarity, merged_at=merged_at)
+
+    entries = [entry("canonical", record.canonical_chunk, None, None)] if record.canonical_chunk else []
+    variants = record.variants.select_related("chunk__document").order_by(
+        F("chunk__document__doc_date").desc(nulls_last=True), F("chunk__document__indexed_at").desc(nulls_last=True),
+        "-chunk_id")
+    entries += [entry("variant", variant.chunk, variant.similarity, variant.merged_at) for variant in variants]
+    return entries

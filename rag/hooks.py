@@ -1,0 +1,29 @@
+"""What follows indexing: the dedup merge. Kept in one place so the pipeline reads straight."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+def _enqueue_merge(document_id: int) -> None:
+    from rag.tasks import merge_document
+
+    merge_document.delay(document_id)
+
+
+def after_document_indexed(*, document_id: int) -> None:
+    """Queue the merge of the document's chunks once its rows are committed and visible to workers."""
+    # robust: a broker hiccup must not fail an indexing that already succeeded; `merge_duplicates` catches up.
+    transaction.on_commit(lambda: _enqueue_merge(document_id), robust=True)
+
+
+def after_documents_archived(*, document_ids: list[int]) -> None:
+    """Take archived documents' chunks out of their canonical records, in the caller's transaction."""
+    from rag.dedup import chunks_detach
+    from rag.models import Chunk
+
+    chunks_detach(chunk_ids=list(Chunk.objects.filter(document_id__in=document_ids).values_list("pk", flat=True)))
