@@ -1,0 +1,156 @@
+"""Relative date phrases ("last 7 days", "this month", "since 2024") as [start, end) ranges.
+
+A phrase is read in the server's TIME_ZONE, so "this month" starts at local
+midnight of the first; the bounds come back timezone-aware. `end` is exclusive
+and None when the range is open ("since 2024" runs to the present and beyond,
+so documents dated in the future are not lost).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
+from django.utils import timezone
+
+
+class DatePhraseError(ValueError):
+    """The phrase is not one we understand; the message lists what is."""
+
+
+@dataclass(frozen=True)
+class DateRange:
+    start: datetime | None
+    end: datetime | None  # exclusive
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "from": self.start.isoformat() if self.start else None,
+            "to": self.end.isoformat() if self.end else None,
+        }
+
+
+UNITS = {"day": 1, "week": 7}
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+         ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+         ("dec", "december")],
+        start=1,
+    )
+    for name in names
+}
+HELP = ('try "today", "yesterday", "last 7 days", "past 2 weeks", "last 3 months", "this week", "this month", '
+        '"this year", "last month", "last year", "since 2024", "since March 2024", "since 2024-03-01", "in 2024", '
+        '"before 2024"')
+
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "thirty": 30}
+_ROLLING = re.compile(r"^(?:last|past|previous)\s+(\d+|[a-z]+)\s+(day|week|month|year)s?$")
+_PAST_ONE = re.compile(r"^past\s+(day|week|month|year)$")
+_CALENDAR = re.compile(r"^(this|last|previous|current)\s+(week|month|year)$")
+_ANCHORED = re.compile(r"^(since|after|from|in|during|before|until)\s+(.+)$")
+
+
+def _midnight(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+
+
+def _add_months(day: date, months: int) -> date:
+    index = day.year * 12 + (day.month - 1) + months
+    year, month = divmod(index, 12)
+    return date(year, month + 1, 1)
+
+
+def _period(text: str) -> tuple[date, date] | None:
+    """A year, a month of a year or a day, as [first day, first day after)."""
+    text = text.strip()
+    if re.fullmatch(r"(19|20)\d{2}", text):
+        year = int(text)
+        return date(year, 1, 1), date(year + 1, 1, 1)
+    match = re.fullmatch(r"((?:19|20)\d{2})-(\d{1,2})", text)
+    if match:
+        first = date(int(match[1]), int(match[2]), 1)
+        return first, _add_months(first, 1)
+    match = re.fullmatch(r"([a-z]+)\.?\s+((?:19|20)\d{2})", text)
+    if match and match[1] in MONTHS:
+        first = date(int(match[2]), MONTHS[match[1]], 1)
+        return first, _add_months(first, 1)
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        return None
+    return day, day + timedelta(days=1)
+
+
+def parse_date_phrase(phrase: str, *, now: datetime | None = None) -> DateRange:
+    """The range a phrase names; raises DatePhraseError for anything else."""
+    text = " ".join(phrase.lower().replace(",", " ").split())
+    now = timezone.localtime(now or timezone.now())
+    today = now.date()
+    if text in ("", "any", "any time", "anytime", "all time"):
+        return DateRange(None, None)
+    if text == "today":
+        return DateRange(_midnight(today), None)
+    if text == "yesterday":
+        return DateRange(_midnight(today - timedelta(days=1)), _midnight(today))
+
+    match = _ROLLING.match(text) or _PAST_ONE.match(text)
+    if match:
+        raw, unit = match.groups() if match.re is _ROLLING else ("1", match[1])
+        count = int(raw) if raw.isdigit() else _NUMBER_WORDS.get(raw)
+        if not count or count > 100_000:
+            raise DatePhraseError(f"cannot read the number in {phrase!r}; {HELP}")
+        if unit in UNITS:
+            # "last 7 days" is today and the six days before it, whole days.
+            start = today - timedelta(days=count * UNITS[unit] - 1)
+        elif unit == "month":
+            start = today - timedelta(days=30 * count - 1)
+        else:
+            start = today - timedelta(days=365 * count - 1)
+        return DateRange(_midnight(start), None)
+
+    match = _CALENDAR.match(text)
+    if match:
+        which, unit = match.groups()
+        if unit == "week":
+            first = today - timedelta(days=today.weekday())
+            after = first + timedelta(days=7)
+            step = timedelta(days=7)
+            if which in ("last", "previous"):
+                first, after = first - step, first
+        elif unit == "month":
+            first = today.replace(day=1)
+            after = _add_months(first, 1)
+            if which in ("last", "previous"):
+                first, after = _add_months(first, -1), first
+        else:
+            first = date(today.year, 1, 1)
+            after = date(today.year + 1, 1, 1)
+            if which in ("last", "previous"):
+                first, after = date(today.year - 1, 1, 1), first
+        # "this month" is open-ended: a document dated later today must not fall out.
+        end = None if which in ("this", "current") else _midnight(after)
+        return DateRange(_midnight(first), end)
+
+    match = _ANCHORED.match(text)
+    if match:
+        word, rest = match.groups()
+        period = _period(rest)
+        if period is None:
+            raise DatePhraseError(f"cannot read the date in {phrase!r}; {HELP}")
+        first, after = period
+        if word in ("since", "from"):
+            return DateRange(_midnight(first), None)
+        if word == "after":
+            return DateRange(_midnight(after), None)
+        if word in ("before", "until"):
+            return DateRange(None, _midnight(first))
+        return DateRange(_midnight(first), _midnight(after))
+
+    period = _period(text)
+    if period is not None:
+        return DateRange(_midnight(period[0]), _midnight(period[1]))
+    raise DatePhraseError(f"unknown date phrase {phrase!r}; {HELP}")

@@ -1,0 +1,267 @@
+"""What a search is asked to do: `SearchFilters` (SQL, before ranking) and `SearchOptions`.
+
+Defaults that a user may tune are settings (config/settings.py, "retrieval");
+an option left at None takes the setting when the search runs, so a change of
+setting needs no change of caller. `options_from_params` reads the same
+options from strings, for the JSON API and the chat form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from datetime import date, datetime, time
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from rag.retrieval.dates import DatePhraseError, DateRange, parse_date_phrase
+
+MODES = ("hybrid", "semantic", "lexical")
+MATCH_MODES = ("any", "all")
+RECENCY_MODES = ("auto", "on", "off")
+MAX_TOP_K = 100
+MAX_CANDIDATE_POOL = 1000
+
+
+class SearchOptionError(ValueError):
+    """A bad option; the message is shown to the person who gave it (API 400, CLI error)."""
+
+
+def parse_datetime_bound(value: str | date | datetime | None, *, name: str) -> datetime | None:
+    """An ISO date or date-time as an aware datetime; a bare date means its local midnight."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if timezone.is_aware(value) else timezone.make_aware(value)
+    if isinstance(value, date):
+        return timezone.make_aware(datetime.combine(value, time.min))
+    text = str(value).strip()
+    try:
+        if len(text) == 10:
+            return timezone.make_aware(datetime.combine(date.fromisoformat(text), time.min))
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise SearchOptionError(f"{name}: {value!r} is not an ISO date (YYYY-MM-DD) or date-time") from None
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Hard filters on documents, applied in SQL before anything is ranked.
+
+    Dates are the documents' own `doc_date`; a document with no date never
+    passes a date filter. `date_to` is exclusive. Several given date bounds
+    all apply (the narrowest range wins).
+    """
+
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+    date_phrase: str = ""  # "last 7 days", "this month", "since 2024", ...
+    created_after: datetime | None = None  # the document was written (doc_date) on or after this
+    source_types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    tags_match: str = "any"
+    entities: tuple[str, ...] = ()
+    entities_match: str = "any"
+    doc_types: tuple[str, ...] = ()
+    include_archived: bool = False
+
+    def phrase_range(self, *, now: datetime | None = None) -> DateRange | None:
+        if not self.date_phrase:
+            return None
+        try:
+            return parse_date_phrase(self.date_phrase, now=now)
+        except DatePhraseError as exc:
+            raise SearchOptionError(str(exc)) from None
+
+    def date_bounds(self, *, now: datetime | None = None) -> DateRange:
+        """All date conditions folded into one [start, end) range."""
+        starts = [d for d in (self.date_from, self.created_after) if d]
+        ends = [self.date_to] if self.date_to else []
+        phrase = self.phrase_range(now=now)
+        if phrase:
+            starts += [phrase.start] if phrase.start else []
+            ends += [phrase.end] if phrase.end else []
+        return DateRange(max(starts) if starts else None, min(ends) if ends else None)
+
+    def validate(self) -> None:
+        for name in ("tags_match", "entities_match"):
+            if getattr(self, name) not in MATCH_MODES:
+                raise SearchOptionError(f"{name} must be one of {', '.join(MATCH_MODES)}")
+        self.phrase_range()
+
+    def describe(self, *, now: datetime | None = None) -> dict[str, Any]:
+        """JSON-ready, with the phrase resolved, so that a caller can store what was applied."""
+        data = asdict(self)
+        for key in ("date_from", "date_to", "created_after"):
+            data[key] = data[key].isoformat() if data[key] else None
+        for key in ("source_types", "tags", "entities", "doc_types"):
+            data[key] = list(data[key])
+        data["resolved_date_range"] = self.date_bounds(now=now).as_dict()
+        return data
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Everything `rag.retrieval.search` needs besides the query text."""
+
+    workspace: Any  # a Workspace or its id; results never leave it
+    top_k: int = 5
+    candidate_pool: int | None = None  # rows taken from each of the semantic and lexical lists
+    mode: str = "hybrid"
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    respect_canonicals: bool = True
+    include_variant_metadata: bool = False
+    include_provenance: bool = False
+    include_archived: bool = False  # same as filters.include_archived; either one lets archived documents in
+    dedup: bool = True  # retrieval-time near-duplicate collapse
+    dedup_threshold: float | None = None
+    doc_type_boost: float | None = None  # 1.0 switches the boost off
+    doc_type_override: tuple[str, ...] = ()  # the user's choice of types to boost, instead of the classifier's
+    recency: str = "auto"  # "auto": trend queries only; "on": every query; "off": never
+    recency_half_life_days: float | None = None
+    recency_weight: float | None = None
+    query_embedding: tuple[float, ...] | None = None  # already encoded by the caller
+
+    @property
+    def workspace_id(self) -> int:
+        return int(getattr(self.workspace, "pk", self.workspace))
+
+    def resolved(self) -> SearchOptions:
+        """A copy with every None replaced by its setting, validated."""
+        resolved = replace(
+            self,
+            filters=replace(self.filters, include_archived=self.include_archived or self.filters.include_archived),
+            include_archived=self.include_archived or self.filters.include_archived,
+            candidate_pool=self.candidate_pool or settings.SEARCH_CANDIDATE_POOL,
+            dedup_threshold=settings.SEARCH_DEDUP_THRESHOLD if self.dedup_threshold is None else self.dedup_threshold,
+            doc_type_boost=settings.DOC_TYPE_BOOST if self.doc_type_boost is None else self.doc_type_boost,
+            recency_half_life_days=self.recency_half_life_days or settings.RECENCY_HALF_LIFE_DAYS,
+            recency_weight=settings.RECENCY_WEIGHT if self.recency_weight is None else self.recency_weight,
+        )
+        resolved.validate()
+        return resolved
+
+    def validate(self) -> None:
+        if self.workspace is None:
+            raise SearchOptionError("a workspace is required")
+        if not 1 <= self.top_k <= MAX_TOP_K:
+            raise SearchOptionError(f"top_k must be between 1 and {MAX_TOP_K}")
+        if self.candidate_pool is not None and not 1 <= self.candidate_pool <= MAX_CANDIDATE_POOL:
+            raise SearchOptionError(f"candidate_pool must be between 1 and {MAX_CANDIDATE_POOL}")
+        if self.mode not in MODES:
+            raise SearchOptionError(f"mode must be one of {', '.join(MODES)}")
+        if self.recency not in RECENCY_MODES:
+            raise SearchOptionError(f"recency must be one of {', '.join(RECENCY_MODES)}")
+        if self.dedup_threshold is not None and not 0 < self.dedup_threshold <= 1:
+            raise SearchOptionError("dedup_threshold must be in (0, 1]")
+        if self.doc_type_boost is not None and not 0 < self.doc_type_boost <= 10:
+            raise SearchOptionError("doc_type_boost must be in (0, 10]")
+        if self.recency_half_life_days is not None and self.recency_half_life_days <= 0:
+            raise SearchOptionError("recency_half_life_days must be positive")
+        if self.recency_weight is not None and not 0 <= self.recency_weight <= 1:
+            raise SearchOptionError("recency_weight must be in [0, 1]")
+        self.filters.validate()
+
+    def describe(self) -> dict[str, Any]:
+        data = {
+            key: value
+            for key, value in asdict(self).items()
+            if key not in ("workspace", "filters", "query_embedding")
+        }
+        data["doc_type_override"] = list(self.doc_type_override)
+        data["workspace_id"] = self.workspace_id
+        return data
+
+
+# --- options from strings (JSON API query parameters, chat form values) ---------------------
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _bool(params: Mapping[str, Any], name: str, default: bool) -> bool:
+    if name not in params:
+        return default
+    raw = str(params[name]).strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise SearchOptionError(f"{name} must be true or false")
+
+
+def _number(params: Mapping[str, Any], name: str, kind: type, default: Any = None) -> Any:
+    raw = params.get(name)
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        return kind(str(raw).strip())
+    except ValueError:
+        raise SearchOptionError(f"{name} must be a {'whole ' if kind is int else ''}number") from None
+
+
+def _list(params: Any, name: str) -> tuple[str, ...]:
+    """Repeated parameters and comma-separated values both work: ?tag=a&tag=b or ?tag=a,b."""
+    values = params.getlist(name) if hasattr(params, "getlist") else params.get(name) or []
+    if isinstance(values, str):
+        values = [values]
+    return tuple(part.strip() for value in values for part in str(value).split(",") if part.strip())
+
+
+def _choice(params: Mapping[str, Any], name: str, choices: tuple[str, ...], default: str) -> str:
+    value = str(params.get(name) or default).strip().lower()
+    if value not in choices:
+        raise SearchOptionError(f"{name} must be one of {', '.join(choices)}")
+    return value
+
+
+def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
+    """SearchOptions from query-string style parameters; SearchOptionError names the bad one.
+
+    Parameters: top_k, mode, pool, date_from, date_to, when (a date phrase),
+    created_after, source_type, tag, tags_match, entity, entities_match,
+    only_doc_type (hard filter), doc_type (boost override), include_archived,
+    include_variants (do not collapse canonicals), dedup, dedup_threshold,
+    variant_metadata, provenance, recency (auto|on|off), doc_type_boost.
+    """
+    known = {
+        "q", "workspace", "top_k", "mode", "pool", "date_from", "date_to", "when", "created_after", "source_type",
+        "tag", "tags_match", "entity", "entities_match", "only_doc_type", "doc_type", "include_archived",
+        "include_variants", "dedup", "dedup_threshold", "variant_metadata", "provenance", "recency", "doc_type_boost",
+    }
+    unknown = sorted(set(params.keys()) - known)
+    if unknown:
+        raise SearchOptionError(f"unknown parameter(s): {', '.join(unknown)}")
+    filters = SearchFilters(
+        date_from=parse_datetime_bound(params.get("date_from"), name="date_from"),
+        date_to=parse_datetime_bound(params.get("date_to"), name="date_to"),
+        date_phrase=str(params.get("when") or "").strip(),
+        created_after=parse_datetime_bound(params.get("created_after"), name="created_after"),
+        source_types=_list(params, "source_type"),
+        tags=_list(params, "tag"),
+        tags_match=_choice(params, "tags_match", MATCH_MODES, "any"),
+        entities=_list(params, "entity"),
+        entities_match=_choice(params, "entities_match", MATCH_MODES, "any"),
+        doc_types=_list(params, "only_doc_type"),
+        include_archived=_bool(params, "include_archived", False),
+    )
+    options = SearchOptions(
+        workspace=workspace,
+        top_k=_number(params, "top_k", int, 5),
+        candidate_pool=_number(params, "pool", int),
+        mode=_choice(params, "mode", MODES, "hybrid"),
+        filters=filters,
+        respect_canonicals=not _bool(params, "include_variants", False),
+        include_variant_metadata=_bool(params, "variant_metadata", False),
+        include_provenance=_bool(params, "provenance", False),
+        dedup=_bool(params, "dedup", True),
+        dedup_threshold=_number(params, "dedup_threshold", float),
+        doc_type_boost=_number(params, "doc_type_boost", float),
+        doc_type_override=_list(params, "doc_type"),
+        recency=_choice(params, "recency", RECENCY_MODES, "auto"),
+    )
+    options.validate()
+    return options

@@ -1,0 +1,116 @@
+"""What a search returns: `SearchResult`s in a `SearchResultSet` that also says how they were found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+# canonical_filtering values
+APPLIED = "applied"  # one result per canonical record, newest version shown
+UNLICENSED = "unlicensed"  # asked for, but the workspace's license lacks the feature: searched as if off
+OFF = "off"  # not asked for (respect_canonicals=False)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+@dataclass
+class SearchResult:
+    chunk_id: int
+    document_id: int
+    path: str
+    title: str
+    doc_date: datetime | None
+    doc_type: str
+    heading_path: str
+    text: str
+    score: float
+    similarity: float | None = None  # cosine similarity to the query (None in lexical mode)
+    chunk_index: int = 0
+    source_type: str = ""
+    canonical_record_id: int | None = None
+    variant_count: int = 0
+    has_contradictions: bool = False
+    is_variant: bool = False  # the chunk shown is an older version within its record
+    ranks: dict[str, int] = field(default_factory=dict)  # "semantic"/"lexical" -> rank in that list
+    collapsed_chunk_ids: list[int] = field(default_factory=list)  # candidates this result stands for
+    variants: list[dict] | None = None  # include_variant_metadata
+    provenance: dict | None = None  # include_provenance
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "path": self.path,
+            "title": self.title,
+            "doc_date": _iso(self.doc_date),
+            "doc_type": self.doc_type,
+            "heading_path": self.heading_path,
+            "score": round(self.score, 6),
+            "similarity": round(self.similarity, 6) if self.similarity is not None else None,
+            "canonical_record_id": self.canonical_record_id,
+            "variant_count": self.variant_count,
+            "has_contradictions": self.has_contradictions,
+            "is_variant": self.is_variant,
+            "chunk_index": self.chunk_index,
+            "source_type": self.source_type,
+            "ranks": self.ranks,
+            "collapsed_chunk_ids": self.collapsed_chunk_ids,
+            "text": self.text,
+        }
+        if self.variants is not None:
+            data["variants"] = [_jsonable(v) for v in self.variants]
+        if self.provenance is not None:
+            data["provenance"] = _jsonable(self.provenance)
+        return data
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+class SearchResultSet(list):
+    """The results, best first, plus what was applied, so that a caller can show and store it.
+
+    `canonical_filtering` is "applied", "unlicensed" or "off"; "unlicensed"
+    means the caller asked for canonical-aware results and the workspace's
+    license does not include them, so the UI can say why duplicates show.
+    """
+
+    def __init__(
+        self,
+        results: list[SearchResult],
+        *,
+        query: str,
+        canonical_filtering: str,
+        options: dict[str, Any],
+        filters: dict[str, Any],
+        stats: dict[str, Any],
+    ) -> None:
+        super().__init__(results)
+        self.query = query
+        self.canonical_filtering = canonical_filtering
+        self.options = options
+        self.filters = filters
+        self.stats = stats
+
+    def describe(self) -> dict[str, Any]:
+        """Everything but the results: what to persist beside an answer."""
+        return {
+            "query": self.query,
+            "canonical_filtering": self.canonical_filtering,
+            "options": self.options,
+            "filters": self.filters,
+            "stats": self.stats,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.describe(), "count": len(self), "results": [result.to_dict() for result in self]}

@@ -1,0 +1,334 @@
+"""`search(query, options)`: the one retrieval entry point (chat, `manage.py search`, the JSON API).
+
+    scope (SQL filters, workspace always)
+      -> semantic kNN (HNSW or exact, see sql.py) + lexical (rare terms, see lexical.py)
+      -> reciprocal rank fusion (k = RRF_K)
+      -> doc-type soft boost (query classifier, or the user's choice)
+      -> recency decay (trend queries only)
+      -> canonical-aware collapse (licensed; otherwise searched as if off, and said so):
+         one result per canonical record, and the newer side of a pending contradiction
+         in the place of the older one
+      -> near-duplicate collapse across documents (keep the newest)
+      -> top_k, with variant metadata and provenance when asked and licensed
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
+from licensing.services import has_feature
+from rag import embeddings
+from rag.retrieval import lexical, sql
+from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
+from rag.retrieval.filters import build_scope
+from rag.retrieval.fusion import reciprocal_rank_fusion
+from rag.retrieval.neardup import collapse_near_duplicates
+from rag.retrieval.options import SearchFilters, SearchOptionError, SearchOptions, parse_datetime_bound
+from rag.retrieval.ranking import (
+    classify_query,
+    doc_type_keywords,
+    doc_type_multiplier,
+    is_trend_query,
+    recency_factor,
+    with_recency,
+)
+from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet
+
+logger = logging.getLogger("rag.retrieval")
+
+# Near-duplicates are looked for among this many candidates per result asked for; more
+# only if collapsing leaves too few. Pairs grow with the square of the window.
+NEAR_DUPLICATE_WINDOW_PER_RESULT = 4
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass
+class _Candidate:
+    chunk_id: int
+    row: dict[str, Any]
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    collapsed: list[int] = field(default_factory=list)
+
+
+def _gate(workspace_id: int, key: str, wanted: bool) -> str:
+    if not wanted:
+        return OFF
+    return APPLIED if has_feature(workspace_id, key) else UNLICENSED
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.started = self._last = time.perf_counter()
+        self.laps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round((now - self._last) * 1000, 2)
+        self._last = now
+
+    @property
+    def total_seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+
+def search(query: str, options: SearchOptions) -> SearchResultSet:
+    """Ranked results for `query` within `options.workspace`; raises SearchOptionError on bad input."""
+    clock = _Clock()
+    query = " ".join((query or "").split())
+    if not query:
+        raise SearchOptionError("the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise SearchOptionError(f"the query is longer than {MAX_QUERY_CHARS} characters")
+    options = options.resolved()
+    workspace_id = options.workspace_id
+    now = timezone.now()
+
+    licensed = has_feature(workspace_id, RETRIEVAL_INTEGRATION)
+    canonical_filtering = OFF if not options.respect_canonicals else (APPLIED if licensed else UNLICENSED)
+    variant_gate = _gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
+    provenance_gate = _gate(workspace_id, PROVENANCE, options.include_provenance)
+    scope = build_scope(workspace_id=workspace_id, filters=options.filters, now=now)
+    clock.lap("scope_ms")
+    stats: dict[str, Any] = {
+        "mode": options.mode,
+        "chunks_in_scope": scope.chunks_in_scope,
+        "selectivity": round(scope.selectivity, 6),
+        "variant_metadata": variant_gate,
+        "provenance": provenance_gate,
+    }
+
+    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
+    fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K)
+    canonical_aware = canonical_filtering == APPLIED
+    rows = sql.hydrate([f.chunk_id for f in fused], workspace_id=workspace_id, query_vector=query_vector,
+                       with_records=licensed, canonicals_within=scope if canonical_aware else None)
+    candidates = [_Candidate(f.chunk_id, rows[f.chunk_id], f.score, f.ranks) for f in fused if f.chunk_id in rows]
+    stats["candidates"] = len(candidates)
+    clock.lap("hydrate_ms")
+
+    _rerank(query, candidates, options, stats, now=now)
+    candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
+    clock.lap("collapse_ms")
+
+    results = [_result(candidate) for candidate in candidates[: options.top_k]]
+    if licensed and results:
+        by_chunk = sql.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
+        for result in results:
+            result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
+    if APPLIED in (variant_gate, provenance_gate):
+        _attach_record_details(results, workspace_id=workspace_id, variants=variant_gate == APPLIED,
+                               provenance=provenance_gate == APPLIED)
+    clock.lap("details_ms")
+    stats["timings_ms"] = clock.laps
+    stats["duration_ms"] = round(clock.total_seconds * 1000, 2)
+    result_set = SearchResultSet(
+        results,
+        query=query,
+        canonical_filtering=canonical_filtering,
+        options=options.describe(),
+        filters=options.filters.describe(now=now),
+        stats=stats,
+    )
+    _observe(result_set, workspace_id=workspace_id, duration=clock.total_seconds)
+    return result_set
+
+
+def _ranked_lists(
+    query: str, options: SearchOptions, scope, stats: dict[str, Any], clock: _Clock
+) -> tuple[list[float] | None, dict[str, list[int]]]:
+    """The semantic and lexical candidate lists (chunk ids, best first) that the mode asks for."""
+    pool = max(options.candidate_pool, options.top_k)
+    query_vector = None
+    ranked: dict[str, list[int]] = {}
+    if options.mode in ("hybrid", "semantic"):
+        query_vector = list(options.query_embedding) if options.query_embedding else embeddings.encode_query(query)
+        clock.lap("encode_ms")
+        semantic = sql.semantic_candidates(scope, query_vector, pool)
+        ranked["semantic"] = [chunk_id for chunk_id, _ in semantic.rows]
+        stats["semantic_path"] = semantic.path
+        stats["ef_search"] = semantic.ef_search
+        clock.lap("semantic_ms")
+    if options.mode in ("hybrid", "lexical"):
+        terms, table_rows = lexical.question_terms(query, workspace_id=scope.workspace_id)
+        lexical_query = lexical.build_lexical_query(terms, table_rows=table_rows)
+        matches = lexical.lexical_candidates(scope, lexical_query, pool) if lexical_query else []
+        ranked["lexical"] = [chunk_id for chunk_id, _ in matches]
+        stats["lexical"] = lexical_query.describe() if lexical_query else None
+        clock.lap("lexical_ms")
+    return query_vector, ranked
+
+
+def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *, now) -> None:
+    """Doc-type boost, then recency for trend queries; sorts the candidates best first."""
+    boosted: list[str] = []
+    if options.doc_type_boost != 1.0:
+        boosted = list(options.doc_type_override) or classify_query(query, doc_type_keywords())
+        for candidate in candidates:
+            candidate.score *= doc_type_multiplier(candidate.row["doc_type"], boosted, options.doc_type_boost)
+    stats["doc_types_boosted"] = boosted
+    stats["doc_type_source"] = "user" if options.doc_type_override else "classifier"
+    trend = options.recency == "on" or (options.recency == "auto" and is_trend_query(query))
+    stats["recency"] = trend
+    if trend:
+        for candidate in candidates:
+            freshness = recency_factor(
+                candidate.row["doc_date"], half_life_days=options.recency_half_life_days, now=now
+            )
+            candidate.score = with_recency(candidate.score, freshness, weight=options.recency_weight)
+    candidates.sort(key=lambda c: -c.score)
+
+
+def _collapse(candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
+              rows: dict[int, dict[str, Any]], canonical_aware: bool) -> list[_Candidate]:
+    """One place per canonical record and per contradiction (when applied), then per near-duplicate group."""
+    stats["variants_filtered"] = stats["canonical_hits"] = stats["near_duplicates_removed"] = 0
+    stats["superseded_by_newer"] = 0
+    if canonical_aware:
+        collapse = collapse_to_canonicals(candidates, rows=rows, substitute=_substitute)
+        candidates, stats["superseded_by_newer"] = supersede_conflicts(collapse.candidates, take_place=_take_place)
+        stats["variants_filtered"] = collapse.variants_filtered
+        stats["canonical_hits"] = collapse.canonical_hits
+    if options.dedup:
+        candidates, stats["near_duplicates_removed"] = _collapse_near_duplicates(
+            candidates, top_k=options.top_k, threshold=options.dedup_threshold
+        )
+    return candidates
+
+
+def _substitute(slot: _Candidate, row: dict[str, Any]) -> _Candidate:
+    return _Candidate(row["chunk_id"], row, slot.score, {}, [])
+
+
+def _take_place(survivor: _Candidate, slot: _Candidate, others: list[_Candidate]) -> _Candidate:
+    survivor.score = slot.score
+    gone = {chunk_id for other in others for chunk_id in (other.chunk_id, *other.collapsed)}
+    survivor.collapsed = sorted(set(survivor.collapsed) | gone)
+    return survivor
+
+
+def _collapse_near_duplicates(
+    candidates: list[_Candidate], *, top_k: int, threshold: float
+) -> tuple[list[_Candidate], int]:
+    window = max(top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20)
+    while True:
+        head, tail = candidates[:window], candidates[window:]
+        pairs = sql.near_duplicate_pairs([c.chunk_id for c in head], threshold=threshold)
+        collapsed = collapse_near_duplicates(
+            head, pairs, chunk_id=lambda c: c.chunk_id, doc_date=lambda c: c.row["doc_date"], take_place=_take_place
+        )
+        if len(collapsed.kept) >= top_k or not tail:
+            break
+        window *= 2  # too many duplicates near the top: look further down
+    return collapsed.kept + tail, len(collapsed.removed)
+
+
+def _result(candidate: _Candidate) -> SearchResult:
+    row = candidate.row
+    record_id = row.get("record_id")
+    return SearchResult(
+        chunk_id=candidate.chunk_id,
+        document_id=row["document_id"],
+        path=row["path"],
+        title=row["title"],
+        doc_date=row["doc_date"],
+        doc_type=row["doc_type"],
+        heading_path=row["heading_path"],
+        text=row["text"],
+        score=candidate.score,
+        similarity=row["similarity"],
+        chunk_index=row["chunk_index"],
+        source_type=row["source_type"],
+        canonical_record_id=record_id,
+        is_variant=record_id is not None and row.get("record_canonical_chunk_id") != candidate.chunk_id,
+        ranks=candidate.ranks,
+        collapsed_chunk_ids=candidate.collapsed,
+    )
+
+
+def _attach_record_details(results: list[SearchResult], *, workspace_id: int, variants: bool, provenance: bool) -> None:
+    record_ids = sorted({r.canonical_record_id for r in results if r.canonical_record_id is not None})
+    members, contradictions = record_details(record_ids, workspace_id=workspace_id)
+    if provenance:
+        lone = [r.chunk_id for r in results if r.canonical_record_id is None]
+        contradictions += sql.pending_contradictions(lone)
+    for result in results:
+        record_members = members.get(result.canonical_record_id, []) if result.canonical_record_id else []
+        if variants:
+            result.variants = [dict(m) for m in record_members if m["chunk_id"] != result.chunk_id]
+        if provenance:
+            chunk_ids = {m["chunk_id"] for m in record_members} or {result.chunk_id}
+            result.provenance = {
+                "record_id": result.canonical_record_id,
+                "shown_chunk_id": result.chunk_id,
+                "members": [dict(m) for m in record_members] or [{
+                    "role": "chunk", "chunk_id": result.chunk_id, "document_id": result.document_id,
+                    "path": result.path, "title": result.title, "doc_date": result.doc_date, "similarity": 1.0,
+                }],
+                "contradictions": [
+                    c for c in contradictions if c["chunk_a_id"] in chunk_ids or c["chunk_b_id"] in chunk_ids
+                ],
+            }
+
+
+def _observe(result_set: SearchResultSet, *, workspace_id: int, duration: float) -> None:
+    from rag import metrics
+
+    metrics.observe_search(result_set, duration_seconds=duration)
+    stats = result_set.stats
+    logger.info(
+        "search",
+        extra={
+            "workspace_id": workspace_id,
+            "mode": stats["mode"],
+            "query_chars": len(result_set.query),
+            "results": len(result_set),
+            "canonical_filtering": result_set.canonical_filtering,
+            "semantic_path": stats.get("semantic_path", "-"),
+            "lexical_terms": len((stats.get("lexical") or {}).get("terms", [])),
+            "candidates": stats["candidates"],
+            "variants_filtered": stats["variants_filtered"],
+            "superseded": stats["superseded_by_newer"],
+            "near_duplicates_removed": stats["near_duplicates_removed"],
+            "doc_types_boosted": ",".join(stats["doc_types_boosted"]) or "-",
+            "recency": stats["recency"],
+            "duration_ms": stats["duration_ms"],
+        },
+    )
+
+
+# --- the chat's options --------------------------------------------------------------------
+
+_CHAT_DATE_PHRASES = {"last_7_days": "last 7 days", "this_month": "this month", "this_year": "this year"}
+
+
+def search_for_chat(
+    question: str, *, workspace: Any, options: dict[str, Any], top_k: int
+) -> tuple[SearchResultSet, dict]:
+    """Search with a conversation's stored options; returns the results and what was applied."""
+    date_choice = options.get("date") or "any"
+    filters = SearchFilters(
+        date_phrase=_CHAT_DATE_PHRASES.get(date_choice, ""),
+        created_after=parse_datetime_bound(options.get("after"), name="after") if date_choice == "after" else None,
+        include_archived=bool(options.get("include_archived")),
+    )
+    doc_type = (options.get("doc_type") or "").strip()
+    results = search(
+        question,
+        SearchOptions(
+            workspace=workspace,
+            top_k=top_k,
+            filters=filters,
+            respect_canonicals=bool(options.get("dedup", True)),
+            include_provenance=bool(options.get("provenance")),
+            doc_type_override=(doc_type,) if doc_type else (),
+        ),
+    )
+    return results, results.describe()

@@ -1,0 +1,295 @@
+"""The vector SQL of retrieval, in one place: kNN (HNSW or exact), hydration, near-duplicate pairs.
+
+HNSW or exact. pgvector 0.6 filters an HNSW scan after the fact: the index
+hands back at most `hnsw.ef_search` nearest rows and the WHERE clause then
+drops those out of scope, so a filter that keeps 1% of the table returns about
+1% of what was asked. We therefore look at the scope's share of the table
+(`Scope.selectivity`) first. Wide scopes use the index with `ef_search` raised
+so that enough rows survive the filter; narrow ones, where no `ef_search`
+would be enough, take an exact scan over the rows in scope, which is fast
+precisely because the scope is small. If the index still comes back short, we
+fall back to the exact scan, so a filter never loses results.
+
+The exact scan is chosen by the shape of the query, not by a planner setting:
+`ORDER BY (distance) + 0` is an expression no index can order by. A `SET
+enable_indexscan` would not reach a statement that psycopg has already prepared
+with the index plan. `ef_search` is different: the index reads it when the
+scan starts, so a transaction-local setting reaches prepared statements too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+from psycopg import ClientCursor
+
+from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
+from rag.retrieval.filters import Scope
+
+CHUNK = Chunk._meta.db_table
+DOCUMENT = Document._meta.db_table
+VARIANT = ChunkVariant._meta.db_table
+RECORD = CanonicalRecord._meta.db_table
+CONTRADICTION = Contradiction._meta.db_table
+
+# pgvector's upper bound for hnsw.ef_search.
+EF_SEARCH_MAX = 1000
+# pgvector's default; a wide scope never searches with less.
+EF_SEARCH_MIN = 40
+# Ask the index for twice what the filter should leave: the scope's share is an
+# average, and the nearest rows are not spread evenly across documents.
+EF_SEARCH_OVERSAMPLE = 2.0
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+@dataclass(frozen=True)
+class SemanticPlan:
+    path: str  # "hnsw" | "exact"
+    ef_search: int | None = None
+
+
+@dataclass(frozen=True)
+class SemanticCandidates:
+    rows: list[tuple[int, float]]  # (chunk id, cosine distance), nearest first
+    path: str  # "hnsw", "exact", or "hnsw+exact" when the index came back short
+    ef_search: int | None
+
+
+def semantic_plan(scope: Scope, limit: int) -> SemanticPlan:
+    """HNSW with a wide enough ef_search, or an exact scan where no ef_search is wide enough."""
+    if scope.selectivity <= 0:
+        return SemanticPlan("exact")
+    needed = math.ceil(limit * EF_SEARCH_OVERSAMPLE / scope.selectivity)
+    if scope.selectivity < settings.EXACT_SCAN_SELECTIVITY or needed > EF_SEARCH_MAX:
+        return SemanticPlan("exact")
+    return SemanticPlan("hnsw", ef_search=min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, needed)))
+
+
+def hnsw_query(scope: Scope, query_vector: str, limit: int) -> tuple[str, list]:
+    condition, params = scope.chunk_condition("c")
+    sql = (
+        f"SELECT c.id, c.embedding <=> %s::vector AS distance FROM {CHUNK} c WHERE {condition} "
+        f"ORDER BY c.embedding <=> %s::vector LIMIT %s"
+    )
+    return sql, [query_vector, *params, query_vector, limit]
+
+
+def exact_query(scope: Scope, query_vector: str, limit: int) -> tuple[str, list]:
+    condition, params = scope.chunk_condition("c")
+    # "+ 0": an ORDER BY the HNSW index cannot serve, so every row in scope is compared.
+    sql = (
+        f"SELECT c.id, c.embedding <=> %s::vector AS distance FROM {CHUNK} c WHERE {condition} "
+        f"ORDER BY (c.embedding <=> %s::vector) + 0, c.id LIMIT %s"
+    )
+    return sql, [query_vector, *params, query_vector, limit]
+
+
+def _fetch(sql: str, params: list) -> list[tuple[int, float]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+
+
+def _fetch_with_ef_search(ef_search: int, sql: str, params: list) -> list[tuple[int, float]]:
+    """Run the index query with hnsw.ef_search raised for it alone.
+
+    With client-side binding (Django's default cursor), the setting and the
+    query travel as one simple-protocol message, which PostgreSQL runs as one
+    implicit transaction: set_config(..., true) lasts for exactly that
+    statement pair, in one round trip. Otherwise, a transaction around both.
+    """
+    with connection.cursor() as cursor:
+        if isinstance(cursor.cursor, ClientCursor) and not connection.in_atomic_block:
+            cursor.execute(f"SELECT set_config('hnsw.ef_search', %s, true); {sql}", [str(ef_search), *params])
+            cursor.nextset()
+            return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+        return _fetch(sql, params)
+
+
+def semantic_candidates(
+    scope: Scope, query_vector: Sequence[float], limit: int, *, force: str = ""
+) -> SemanticCandidates:
+    """The `limit` chunks in scope nearest to the query by cosine distance."""
+    literal = vector_literal(query_vector)
+    plan = SemanticPlan(force, EF_SEARCH_MIN if force == "hnsw" else None) if force else semantic_plan(scope, limit)
+    if plan.path == "exact":
+        return SemanticCandidates(_fetch(*exact_query(scope, literal, limit)), "exact", None)
+    rows = _fetch_with_ef_search(plan.ef_search, *hnsw_query(scope, literal, limit))
+    if not force and len(rows) < limit and scope.chunks_in_scope > len(rows):
+        return SemanticCandidates(_fetch(*exact_query(scope, literal, limit)), "hnsw+exact", plan.ef_search)
+    return SemanticCandidates(rows, "hnsw", plan.ef_search)
+
+
+# --- hydration -------------------------------------------------------------------------------
+
+_HYDRATE_COLUMNS = (
+    "chunk_id", "document_id", "text", "heading_path", "chunk_index", "total_chunks", "path", "title", "doc_date",
+    "doc_type", "source_type", "archived", "similarity", "record_id", "record_canonical_chunk_id", "conflicts",
+)
+
+
+def hydrate(
+    chunk_ids: Sequence[int],
+    *,
+    workspace_id: int,
+    query_vector: Sequence[float] | None,
+    with_records: bool,
+    canonicals_within: Scope | None = None,
+) -> dict[int, dict]:
+    """Chunk and document fields (and the chunk's canonical record) by chunk id, in the workspace only.
+
+    With `canonicals_within`, the same statement also brings the canonical
+    chunk of every candidate's record, when it lies within that scope and did
+    not come up itself (flagged `candidate=False`): canonical-aware results
+    then cost no extra round trip.
+    """
+    if not chunk_ids:
+        return {}
+    params: list = []
+    similarity = "NULL::float8"
+    if query_vector is not None:
+        similarity = "1 - (c.embedding <=> %s::vector)"
+        params.append(vector_literal(query_vector))
+    record_select = ", NULL::bigint, NULL::bigint, NULL::bigint[]"
+    record_join = ""
+    if with_records:
+        # A chunk belongs to at most one record: as its canonical or as one of its variants.
+        # `conflicts`: the chunks a pending contradiction pairs it with, looked up for all rows at once.
+        record_select = ", r.id, r.canonical_chunk_id, conflict.others"
+        record_join = f"""
+            LEFT JOIN {VARIANT} v ON v.chunk_id = c.id
+            LEFT JOIN {RECORD} own ON own.canonical_chunk_id = c.id
+            LEFT JOIN {RECORD} r ON r.id = COALESCE(v.record_id, own.id)
+            LEFT JOIN (
+                SELECT pair.id, array_agg(pair.other) AS others FROM (
+                    SELECT x.chunk_a_id AS id, x.chunk_b_id AS other FROM {CONTRADICTION} x
+                    WHERE x.chunk_a_id IN (SELECT id FROM wanted) AND x.status = 'pending'
+                    UNION ALL
+                    SELECT x.chunk_b_id, x.chunk_a_id FROM {CONTRADICTION} x
+                    WHERE x.chunk_b_id IN (SELECT id FROM wanted) AND x.status = 'pending'
+                ) pair GROUP BY pair.id
+            ) conflict ON conflict.id = c.id"""
+    ids = list(chunk_ids)
+    wanted = "SELECT id, TRUE AS candidate FROM unnest(%s::bigint[]) AS id"
+    wanted_params: list = [ids]
+    if with_records and canonicals_within is not None:
+        # The canonicals of the candidates' records that did not come up themselves, if in scope;
+        # checked on those few rows only, so the candidates are still fetched by primary key.
+        in_scope, scope_params = canonicals_within.chunk_condition("sc")
+        wanted += f"""
+            UNION ALL
+            SELECT sc.id, FALSE FROM {CHUNK} sc
+            WHERE sc.id IN (
+                SELECT cr.canonical_chunk_id FROM {VARIANT} cv JOIN {RECORD} cr ON cr.id = cv.record_id
+                WHERE cv.chunk_id = ANY(%s) AND NOT cr.canonical_chunk_id = ANY(%s)
+            ) AND {in_scope}"""
+        wanted_params += [ids, ids, *scope_params]
+    sql = f"""
+        WITH wanted AS MATERIALIZED ({wanted})
+        SELECT c.id, c.document_id, c.text, c.heading_path, c.chunk_index, c.total_chunks, d.path, d.title,
+               d.doc_date, d.doc_type, d.source_type, d.archived, {similarity} {record_select}, w.candidate
+        FROM wanted w JOIN {CHUNK} c ON c.id = w.id JOIN {DOCUMENT} d ON d.id = c.document_id {record_join}
+        WHERE c.workspace_id = %s"""
+    params = [*wanted_params, *params, workspace_id]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = [dict(zip(_HYDRATE_COLUMNS + ("candidate",), row)) for row in cursor.fetchall()]
+    for row in rows:
+        row["similarity"] = float(row["similarity"]) if row["similarity"] is not None else None
+        row["conflicts"] = row["conflicts"] or []
+    return {row["chunk_id"]: row for row in rows}
+
+
+def record_stats(chunks: Sequence[tuple[int, int | None]]) -> dict[int, tuple[int, bool]]:
+    """(variant count, pending contradiction among its versions) for final results, by chunk id.
+
+    `chunks` are (chunk id, record id or None); a chunk outside any record is
+    checked for contradictions of its own. Asked for the few results shown, not
+    for every candidate.
+    """
+    if not chunks:
+        return {}
+    sql = f"""
+        SELECT m.chunk_id,
+               (SELECT count(*) FROM {VARIANT} vv WHERE vv.record_id = m.record_id),
+               EXISTS (
+                   SELECT 1 FROM (
+                       SELECT m.chunk_id AS id
+                       UNION ALL SELECT r.canonical_chunk_id FROM {RECORD} r WHERE r.id = m.record_id
+                       UNION ALL SELECT vv.chunk_id FROM {VARIANT} vv WHERE vv.record_id = m.record_id
+                   ) member
+                   WHERE EXISTS (SELECT 1 FROM {CONTRADICTION} x
+                                 WHERE x.chunk_a_id = member.id AND x.status = 'pending')
+                      OR EXISTS (SELECT 1 FROM {CONTRADICTION} x
+                                 WHERE x.chunk_b_id = member.id AND x.status = 'pending')
+               )
+        FROM unnest(%s::bigint[], %s::bigint[]) AS m(chunk_id, record_id)"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [[c for c, _ in chunks], [r for _, r in chunks]])
+        return {int(chunk_id): (int(count), bool(flag)) for chunk_id, count, flag in cursor.fetchall()}
+
+
+def record_members(record_ids: Sequence[int], *, workspace_id: int) -> dict[int, list[dict]]:
+    """Every chunk of each record (canonical first, then variants newest first) with its document."""
+    if not record_ids:
+        return {}
+    sql = f"""
+        SELECT r.id, 'canonical', c.id, d.id, d.path, d.title, d.doc_date, d.archived, 1.0::float8
+        FROM {RECORD} r JOIN {CHUNK} c ON c.id = r.canonical_chunk_id JOIN {DOCUMENT} d ON d.id = c.document_id
+        WHERE r.id = ANY(%s) AND r.workspace_id = %s
+        UNION ALL
+        SELECT v.record_id, 'variant', c.id, d.id, d.path, d.title, d.doc_date, d.archived, v.similarity
+        FROM {VARIANT} v JOIN {RECORD} r ON r.id = v.record_id
+        JOIN {CHUNK} c ON c.id = v.chunk_id JOIN {DOCUMENT} d ON d.id = c.document_id
+        WHERE v.record_id = ANY(%s) AND r.workspace_id = %s"""
+    members: dict[int, list[dict]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(record_ids), workspace_id, list(record_ids), workspace_id])
+        for record_id, role, chunk_id, document_id, path, title, doc_date, archived, similarity in cursor.fetchall():
+            members.setdefault(record_id, []).append({
+                "role": role, "chunk_id": chunk_id, "document_id": document_id, "path": path, "title": title,
+                "doc_date": doc_date, "archived": archived, "similarity": round(float(similarity), 4),
+            })
+    for rows in members.values():
+        rows.sort(key=lambda m: (m["role"] != "canonical", -(m["doc_date"].timestamp() if m["doc_date"] else -1e12)))
+    return members
+
+
+def pending_contradictions(chunk_ids: Sequence[int]) -> list[dict]:
+    if not chunk_ids:
+        return []
+    rows = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
+        chunk_a_id__in=chunk_ids
+    ) | Contradiction.objects.filter(status=Contradiction.Status.PENDING, chunk_b_id__in=chunk_ids)
+    return [
+        {"id": row.pk, "chunk_a_id": row.chunk_a_id, "chunk_b_id": row.chunk_b_id,
+         "similarity": round(row.similarity, 4), "differences": row.differences}
+        for row in rows.order_by("pk")
+    ]
+
+
+def near_duplicate_pairs(chunk_ids: Sequence[int], *, threshold: float) -> list[tuple[int, int, float]]:
+    """Pairs of these chunks, from different documents, with cosine similarity above `threshold`."""
+    if len(chunk_ids) < 2:
+        return []
+    # Each vector is read (and de-TOASTed) once into the CTE, not once per pair: ten times faster.
+    sql = f"""
+        WITH v AS MATERIALIZED (
+            SELECT id, document_id, embedding::real[]::vector AS embedding FROM {CHUNK} WHERE id = ANY(%s)
+        )
+        SELECT a.id, b.id, 1 - (a.embedding <=> b.embedding)
+        FROM v a JOIN v b ON a.id < b.id AND a.document_id <> b.document_id
+        WHERE (a.embedding <=> b.embedding) < %s"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(chunk_ids), 1 - threshold])
+        return [(int(a), int(b), float(s)) for a, b, s in cursor.fetchall()]

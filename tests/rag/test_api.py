@@ -1,0 +1,123 @@
+"""`GET /api/v1/search` and `/metrics`: authentication, workspace scope, JSON errors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from rag.middleware import SESSION_KEY
+from tests.factories import UserFactory, WorkspaceFactory
+from tests.rag.retrieval_helpers import add_document, license_workspace
+from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/search"
+
+
+@pytest.fixture
+def indexed(workspace):
+    add_document(workspace, "/w/tls.md", ["The gateway terminates TLS on port 8443."],
+                 doc_date=datetime(2025, 4, 1, tzinfo=UTC), doc_type="operations", tags=["network"])
+    add_document(workspace, "/w/keys.md", ["API keys rotate every ninety days."], doc_type="api")
+    return workspace
+
+
+def test_anonymous_gets_json_401_not_a_login_redirect(client, indexed):
+    response = client.get(URL, {"q": "tls port"})
+    assert response.status_code == 401
+    assert response.json() == {"error": "authentication required"}
+
+
+def test_search_in_the_current_workspace(logged_in_client, indexed):
+    response = logged_in_client.get(URL, {"q": "which port terminates TLS", "top_k": "1"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["workspace"] == indexed.slug and body["count"] == 1
+    assert body["results"][0]["path"] == "/w/tls.md"
+    assert body["results"][0]["doc_date"] == "2025-04-01T00:00:00+00:00"
+    assert body["canonical_filtering"] == "unlicensed"
+
+
+def test_same_options_as_the_command_line(logged_in_client, indexed):
+    license_workspace(indexed)
+    body = logged_in_client.get(URL, {
+        "q": "port", "workspace": indexed.slug, "mode": "lexical", "include_variants": "true", "dedup": "false",
+        "created_after": "2025-01-01", "doc_type": "operations", "tag": "network", "when": "since 2025",
+    }).json()
+    assert [r["path"] for r in body["results"]] == ["/w/tls.md"]
+    assert body["canonical_filtering"] == "off"
+    assert body["options"]["mode"] == "lexical" and body["options"]["dedup"] is False
+    assert body["filters"]["tags"] == ["network"] and body["filters"]["date_phrase"] == "since 2025"
+
+
+def test_a_workspace_you_are_not_in_is_404(logged_in_client, indexed):
+    stranger = WorkspaceFactory(slug="strangers")
+    add_document(stranger, "/s/tls.md", ["TLS terminates on port 9443 here."])
+    response = logged_in_client.get(URL, {"q": "tls port", "workspace": "strangers"})
+    assert response.status_code == 404 and "strangers" in response.json()["error"]
+
+
+def test_the_chosen_workspace_is_searched_not_the_session_one(client, indexed, user):
+    second = WorkspaceFactory(slug="second", members=[user])
+    add_document(second, "/second/tls.md", ["TLS terminates on port 9443 here."])
+    client.force_login(user)
+    session = client.session
+    session[SESSION_KEY] = indexed.pk
+    session.save()
+    body = client.get(URL, {"q": "tls port", "workspace": "second"}).json()
+    assert [r["path"] for r in body["results"]] == ["/second/tls.md"]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "q (the query) is required"),
+        ({"q": "x", "top_k": "many"}, "top_k must be a whole number"),
+        ({"q": "x", "top_k": "500"}, "top_k must be between"),
+        ({"q": "x", "mode": "vibes"}, "mode must be one of"),
+        ({"q": "x", "created_after": "last tuesday"}, "created_after"),
+        ({"q": "x", "when": "someday"}, "unknown date phrase"),
+        ({"q": "x", "dedup": "perhaps"}, "dedup must be true or false"),
+        ({"q": "x", "colour": "blue"}, "unknown parameter"),
+    ],
+)
+def test_bad_parameters_are_400_with_a_message(logged_in_client, indexed, params, message):
+    response = logged_in_client.get(URL, params)
+    assert response.status_code == 400
+    assert message in response.json()["error"]
+
+
+def test_a_user_without_workspaces_gets_404(client):
+    client.force_login(UserFactory())
+    assert client.get(URL, {"q": "anything"}).status_code == 404
+
+
+# --- /metrics --------------------------------------------------------------------------------------
+
+
+def test_metrics_for_staff_and_for_the_token_only(client, indexed, user, settings):
+    settings.METRICS_TOKEN = "s3cret-token"
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    client.force_login(user)
+    client.get(URL, {"q": "tls"})
+    assert client.get("/metrics").status_code == 403  # logged in, not staff
+
+    scraped = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token")
+    assert scraped.status_code == 200
+    text = scraped.content.decode()
+    for name in ("docent_search_duration_seconds_bucket", "docent_search_results_bucket",
+                 "docent_search_variants_filtered_total", "docent_search_canonical_hit_rate_bucket"):
+        assert name in text
+    assert 'canonical_aware="false"' in text
+
+    staff = UserFactory(is_staff=True)
+    client.force_login(staff)
+    assert client.get("/metrics").status_code == 200
+
+
+def test_no_token_configured_means_staff_only(client, settings):
+    settings.METRICS_TOKEN = ""
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 401
