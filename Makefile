@@ -25,8 +25,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
+# Its own DATA_DIR: evaluation never touches the instance `make run` serves.
 eval: $(STAMP)
-	$(PY) manage.py eval_demo
+	DATA_DIR=$${EVAL_DATA_DIR:-var/eval} $(PY) manage.py eval_demo
 
 # Removes the development instance's data (database, redis, uploads). Asks nothing: be sure.
 clean-data:
