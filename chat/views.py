@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from chat import services
@@ -58,6 +59,7 @@ def conversation_new(request: HttpRequest) -> HttpResponse:
     return redirect("conversation-detail", pk=conversation.pk)
 
 
+@never_cache  # Back from a cited document must show the exchange just appended, not a cached page.
 @require_GET
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     conversation = conversation_get(user=request.user, pk=pk)

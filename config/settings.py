@@ -118,6 +118,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Overridable only so the test suite can trade hashing cost for speed (config/testing.py).
+if env.list("PASSWORD_HASHERS", default=[]):
+    PASSWORD_HASHERS = env.list("PASSWORD_HASHERS")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

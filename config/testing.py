@@ -11,3 +11,4 @@ os.environ.setdefault("DATA_DIR", str(Path(__file__).resolve().parent.parent / "
 os.environ.setdefault("EMBEDDING_ENCODER", "hashing")
 os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("DB_CONN_MAX_AGE", "0")  # live-server threads must not keep the test database busy
+os.environ.setdefault("PASSWORD_HASHERS", "django.contrib.auth.hashers.MD5PasswordHasher")  # hashing cost is not under test
