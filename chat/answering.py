@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from rag import embeddings
+from rag.facts import fact_differences
 from rag.models import Chunk, ChunkVariant, Contradiction
 from rag.sentences import sentence_spans
 
@@ -49,6 +50,11 @@ class _Sentence:
     sentence_index: int
     text: str
     score: float = 0.0
+    vector: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.result.chunk_id, self.sentence_index)
 
 
 def _content_words(text: str) -> set[str]:
@@ -71,8 +77,11 @@ def _candidate_sentences(results: Sequence[Any]) -> list[_Sentence]:
         headings = {part.strip().lower() for part in (result.heading_path or "").split(">")}
         for span in sentence_spans(result.text):
             words = span.text.split()
-            if len(words) < 4 or span.text.strip().lower() in headings:
+            heading_like = len(words) < 10 and not span.text.rstrip().endswith((".", "!", "?", ":", ")", '"'))
+            if len(words) < 4 or heading_like or span.text.strip().lower() in headings:
                 continue  # headings and fragments answer nothing
+            if len(words) > settings.ANSWER_SENTENCE_MAX_WORDS:
+                continue  # a table or list run together, not a sentence a reader can check
             sentences.append(_Sentence(rank, result, span.index, span.text))
     return sentences
 
@@ -84,6 +93,7 @@ def _score(question: str, sentences: list[_Sentence]) -> None:
     question_vector, sentence_vectors = vectors[0], vectors[1:]
     question_words = _content_words(question)
     for sentence, vector in zip(sentences, sentence_vectors):
+        sentence.vector = list(vector)
         overlap = len(question_words & _content_words(sentence.text)) / max(1, len(question_words))
         sentence.score = 0.75 * _cosine(question_vector, vector) + 0.2 * overlap + 0.05 / (1 + sentence.result_rank)
 
@@ -200,6 +210,52 @@ def _best_sentence(question: str, source: Any) -> _Sentence | None:
     return max(sentences, key=lambda s: s.score)
 
 
+def _restates_differently(a: _Sentence, b: _Sentence) -> bool:
+    """Two documents say the same thing with different facts (600 vs 1200 requests per minute)."""
+    if a.result.document_id == b.result.document_id:
+        return False
+    if _cosine(a.vector, b.vector) < settings.ANSWER_CONFLICT_SIMILARITY:
+        return False
+    return bool(fact_differences(a.text, b.text))
+
+
+def _newest(sentences: list[_Sentence]) -> _Sentence:
+    return max(sentences, key=lambda s: (_date_key(s.result.doc_date), s.score))
+
+
+def _resolve_conflicts(
+    question: str, picked: list[_Sentence], candidates: list[_Sentence]
+) -> tuple[list[_Sentence], list[tuple[_Sentence, _Sentence]]]:
+    """The newest version of each picked statement, and (older, newer) pairs where versions disagree."""
+    statements: list[_Sentence] = []
+    notes: list[tuple[_Sentence, _Sentence]] = []
+    settled: set[tuple[int, int]] = set()
+    for sentence in sorted(picked, key=lambda s: -s.score):
+        if sentence.key in settled:
+            continue
+        rivals = [c for c in candidates if c.key not in settled and _restates_differently(sentence, c)]
+        versions = [sentence, *rivals]
+        # Versions of this passage the search did not surface: contradictions and record variants.
+        if getattr(sentence.result, "has_contradictions", False) or getattr(sentence.result, "variant_count", 0):
+            for other in _other_versions(sentence.result):
+                quoted = _best_sentence(question, other)
+                if quoted is not None and quoted.key not in settled:
+                    versions.append(quoted)
+        newest = _newest(versions)
+        older = [v for v in versions if _date_key(v.result.doc_date) < _date_key(newest.result.doc_date)]
+        if newest is not sentence and not fact_differences(sentence.text, newest.text):
+            older = []  # a newer wording of the same facts: no conflict to report
+        statements.append(newest)
+        settled |= {v.key for v in versions}
+        if older and newest.result.doc_date is not None:
+            previous = _newest(older)
+            # Only an older sentence about the same thing is a disagreement worth a note.
+            close = _cosine(previous.vector, newest.vector) >= settings.ANSWER_CONFLICT_SIMILARITY
+            if close and fact_differences(previous.text, newest.text):
+                notes.append((previous, newest))
+    return statements, notes
+
+
 def compose_extractive(question: str, results: Sequence[Any]) -> tuple[str, list[dict]]:
     """Quote the best sentences, one [N] per source; where versions disagree, lead with the newest."""
     sentences = _candidate_sentences(results)
@@ -207,62 +263,39 @@ def compose_extractive(question: str, results: Sequence[Any]) -> tuple[str, list
         return ("I found nothing in this workspace's documents that answers that.", [])
     _score(question, sentences)
     picked = _pick(sentences, limit=settings.ANSWER_MAX_SENTENCES)
-
-    # statements: (source, [sentences], role); a stale source gives way to its newest version.
-    statements: list[tuple[Any, list[_Sentence], str]] = []
-    notes: list[tuple[Any, _Sentence, Any]] = []  # (older source, its sentence, the newer source)
-    shown: set[int] = set()
-    for rank in dict.fromkeys(s.result_rank for s in picked):
-        group = [s for s in picked if s.result_rank == rank]
-        source = group[0].result
-        if source.chunk_id in shown:
-            continue
-        others = _other_versions(source) if getattr(source, "has_contradictions", False) or getattr(
-            source, "variant_count", 0) else []
-        newer = [o for o in others if _date_key(o.doc_date) > _date_key(source.doc_date) and o.chunk_id not in shown]
-        older = [o for o in others if _date_key(o.doc_date) < _date_key(source.doc_date) and o.chunk_id not in shown]
-        if newer:
-            newest = max(newer, key=lambda o: _date_key(o.doc_date))
-            quoted = _best_sentence(question, newest)
-            if quoted is not None:
-                statements.append((newest, [quoted], "answer"))
-                notes.append((source, max(group, key=lambda s: s.score), newest))
-                shown |= {newest.chunk_id, source.chunk_id}
-                continue
-        statements.append((source, group, "answer"))
-        shown.add(source.chunk_id)
-        if older:
-            previous = max(older, key=lambda o: _date_key(o.doc_date))
-            quoted = _best_sentence(question, previous)
-            if quoted is not None:
-                notes.append((previous, quoted, source))
-                shown.add(previous.chunk_id)
+    statements, notes = _resolve_conflicts(question, picked, sentences)
 
     numbers: dict[int, int] = {}
     citations: list[dict] = []
 
-    def cite(source: Any, quoted: list[_Sentence], role: str, position: int) -> int:
+    def cite(sentence: _Sentence, role: str, position: int) -> int:
+        source = sentence.result
         if source.chunk_id not in numbers:
             numbers[source.chunk_id] = len(numbers) + 1
             citations.append(citation_for(source, n=numbers[source.chunk_id], position=position, relevance=0.0,
                                           sentence_ids=[], role=role))
         citation = citations[numbers[source.chunk_id] - 1]
-        citation["sentence_ids"] += [f"{source.chunk_id}.{s.sentence_index}" for s in quoted]
-        citation["relevance"] = round(max([citation["relevance"]] + [min(1.0, max(0.0, s.score)) for s in quoted]), 3)
+        sentence_id = f"{source.chunk_id}.{sentence.sentence_index}"
+        if sentence_id not in citation["sentence_ids"]:
+            citation["sentence_ids"].append(sentence_id)
+        citation["relevance"] = round(max(citation["relevance"], min(1.0, max(0.0, sentence.score))), 3)
         return numbers[source.chunk_id]
 
-    parts: list[str] = []
-    for position, (source, quoted, role) in enumerate(statements, start=1):
-        n = cite(source, quoted, role, position)
-        parts += [f"{sentence.text} [{n}]" for sentence in sorted(quoted, key=lambda s: s.sentence_index)]
-    for older, quoted, newer in notes:
-        n_newer = numbers[newer.chunk_id]
-        n_older = cite(older, [quoted], "older_version", len(results) + 1)
-        newer_date = newer.doc_date.date().isoformat() if newer.doc_date else "undated"
-        older_date = older.doc_date.date().isoformat() if older.doc_date else "undated"
+    # Read source by source, in the order the sources first matter, and in text order within one.
+    order = {id(s.result): i for i, s in reversed(list(enumerate(sorted(statements, key=lambda s: -s.score))))}
+    statements.sort(key=lambda s: (order[id(s.result)], s.sentence_index))
+    parts = [f"{s.text} [{cite(s, 'answer', s.result_rank + 1)}]" for s in statements]
+    reported: set[int] = set()
+    for older, newer in notes:
+        if older.result.document_id in reported:
+            continue
+        reported.add(older.result.document_id)
+        n_older = cite(older, "older_version", len(results) + 1)
+        newer_date = newer.result.doc_date.date().isoformat()
+        older_date = older.result.doc_date.date().isoformat() if older.result.doc_date else "undated"
         parts.append(
-            f"Note: this follows the newest source [{n_newer}] ({newer_date}); an older document, {older.title} "
-            f"({older_date}), differs: \u201c{quoted.text}\u201d [{n_older}]"
+            f"Note: this follows the newest source [{numbers[newer.result.chunk_id]}] ({newer_date}); an older "
+            f"document, {older.result.title} ({older_date}), differs: \u201c{older.text}\u201d [{n_older}]"
         )
     return " ".join(parts), citations
 

@@ -65,6 +65,34 @@ def test_a_stale_top_result_gives_way_to_its_newest_version(workspace, api_versi
     assert citations[1]["document_title"] == "Lumen API Reference 2.0" and citations[1]["role"] == "older_version"
 
 
+def test_versions_that_disagree_without_a_recorded_contradiction_still_lead_with_the_newest(
+    workspace, api_versions, licensed
+):
+    from rag.models import CanonicalRecord
+    from rag.retrieval import SearchOptions, search
+
+    Contradiction.objects.all().delete()
+    CanonicalRecord.objects.all().delete()
+    results = search(QUESTION, SearchOptions(workspace=workspace, top_k=10, respect_canonicals=False, dedup=False))
+    older_first = sorted(results, key=lambda r: r.doc_date)  # the stale version ranks first
+    text, citations = compose_extractive(QUESTION, older_first)
+    statement, _, note = text.partition("Note:")
+    assert "1200 requests per minute" in statement and "600 requests" not in statement
+    assert "Lumen API Reference 2.0 (2024-05-10), differs" in note and "600 requests" in note
+    assert {c["role"] for c in citations} == {"answer", "older_version"}
+
+
+def test_headings_and_run_together_tables_are_never_quoted(workspace, db):
+    from types import SimpleNamespace
+
+    table = " | ".join(f"row {i} value {i}" for i in range(40)) + "."
+    result = SimpleNamespace(chunk_id=1, document_id=1, title="T", path="/t.md", doc_date=None, doc_type="user",
+                             heading_path="T > Limits", score=1.0, text=f"Rate limits\n{table}\nEach key may send 5 requests per second.")
+    text, citations = compose_extractive("How many requests per second?", [result])
+    assert text == "Each key may send 5 requests per second. [1]"
+    assert citations[0]["sentence_ids"] == ["1.2"]
+
+
 def test_no_results_answers_honestly(workspace, db):
     text, citations = compose_extractive("anything", [])
     assert citations == [] and "nothing" in text
