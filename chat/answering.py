@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from functools import lru_cache
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from django.db.models import Q
 
 from rag import embeddings
 from rag.facts import fact_differences
+from rag.ingest.pipeline import embed_with_cache
 from rag.models import Chunk, ChunkVariant, Contradiction
 from rag.sentences import sentence_spans
 
@@ -86,11 +88,21 @@ def _candidate_sentences(results: Sequence[Any]) -> list[_Sentence]:
     return sentences
 
 
+@lru_cache(maxsize=256)
+def _encoded_question(encoder_name: str, question: str) -> tuple[float, ...]:
+    return tuple(embeddings.encode_query(question))
+
+
+def _question_vector(question: str) -> tuple[float, ...]:
+    """One encoding per question, however many sources are scored against it."""
+    return _encoded_question(embeddings.get_encoder().name, question)
+
+
 def _score(question: str, sentences: list[_Sentence]) -> None:
     """Meaning first (encoder cosine), word overlap second, the retrieval rank last."""
-    encoder = embeddings.get_encoder()
-    vectors = encoder.encode([question] + [s.text for s in sentences])
-    question_vector, sentence_vectors = vectors[0], vectors[1:]
+    question_vector = _question_vector(question)
+    # Sentences of popular chunks recur across questions: the embedding cache encodes each once.
+    sentence_vectors, _ = embed_with_cache([s.text for s in sentences])
     question_words = _content_words(question)
     for sentence, vector in zip(sentences, sentence_vectors):
         sentence.vector = list(vector)
@@ -364,7 +376,7 @@ def _search(question: str, *, workspace, options: dict) -> tuple[list[Any], dict
 
     # Provenance is always fetched (where licensed); the option only decides whether it starts expanded.
     results, used = search_for_chat(question, workspace=workspace, options={**options, "provenance": True},
-                                    top_k=settings.ANSWER_TOP_K)
+                                    top_k=settings.ANSWER_TOP_K, query_embedding=_question_vector(question))
     used = {**used, "options": dict(options)}
     return list(results), used
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -310,7 +311,8 @@ _CHAT_DATE_PHRASES = {"last_7_days": "last 7 days", "this_month": "this month", 
 
 
 def search_for_chat(
-    question: str, *, workspace: Any, options: dict[str, Any], top_k: int
+    question: str, *, workspace: Any, options: dict[str, Any], top_k: int,
+    query_embedding: Sequence[float] | None = None,
 ) -> tuple[SearchResultSet, dict]:
     """Search with a conversation's stored options; returns the results and what was applied."""
     date_choice = options.get("date") or "any"
@@ -329,6 +331,7 @@ def search_for_chat(
             respect_canonicals=bool(options.get("dedup", True)),
             include_provenance=bool(options.get("provenance")),
             doc_type_override=(doc_type,) if doc_type else (),
+            query_embedding=tuple(query_embedding) if query_embedding is not None else None,
         ),
     )
     return results, results.describe()

@@ -1,0 +1,172 @@
+"""The chat endpoint under gunicorn on loopback: 10 users asking demo questions for 60 seconds.
+
+Prints p50/p95 latency, requests per second and the error count (target: zero).
+Runs on its own DATA_DIR (var/bench/chat) with the real encoder and an Enterprise
+license, so answers go through the full pipeline: hybrid search, canonical
+collapse, extractive composition with conflict resolution, persistence.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import ROOT, django_setup, percentile  # noqa: E402
+
+USERS = int(os.environ.get("BENCH_CHAT_USERS", "10"))
+SECONDS = float(os.environ.get("BENCH_CHAT_SECONDS", "60"))
+PASSWORD = "bench-password-123"
+
+
+def _prepare() -> list[tuple[str, int]]:
+    os.environ.setdefault("DATA_DIR", str(ROOT / "var" / "bench" / "chat"))
+    django_setup()
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from chat.models import Conversation
+    from licensing.models import License, LicenseTier
+    from rag.bootstrap import demo_corpus_prepare
+    from rag.dedup import workspace_merge
+    from rag.models import Workspace
+    from rag.services import indexing_job_create, job_item_run
+
+    workspace, _ = Workspace.objects.get_or_create(slug="bench-chat", defaults={"name": "Bench chat"})
+    started = time.perf_counter()
+    job = indexing_job_create(workspace=workspace, paths=[demo_corpus_prepare()], enqueue=False)
+    for item_id in job.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)
+    workspace_merge(workspace_id=workspace.pk)
+    print(f"demo corpus ready in {time.perf_counter() - started:.1f}s")
+    if not License.objects.filter(workspace=workspace).exists():
+        License.objects.create(workspace=workspace, tier=LicenseTier.objects.get(slug="enterprise"),
+                               valid_from=timezone.now(), issued_to="bench")
+    users = []
+    for i in range(USERS):
+        user, created = get_user_model().objects.get_or_create(username=f"bench{i}")
+        if created or not user.check_password(PASSWORD):
+            user.set_password(PASSWORD)
+            user.save()
+        workspace.members.add(user)
+        conversation, _ = Conversation.objects.get_or_create(user=user, workspace=workspace, title="bench")
+        users.append((user.username, conversation.pk))
+    return users
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Client:
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def csrf(self) -> str:
+        return next(c.value for c in self.jar if c.name == "csrftoken")
+
+    def get(self, path: str) -> str:
+        with self.opener.open(self.base + path, timeout=60) as response:
+            return response.read().decode()
+
+    def post(self, path: str, data: dict, headers: dict | None = None) -> int:
+        request = urllib.request.Request(
+            self.base + path, data=urllib.parse.urlencode(data).encode(),
+            headers={"X-CSRFToken": self.csrf(), "Referer": self.base + path, **(headers or {})},
+        )
+        with self.opener.open(request, timeout=60) as response:
+            response.read()
+            return response.status
+
+    def login(self, username: str) -> None:
+        page = self.get("/accounts/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        self.post("/accounts/login/", {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token})
+
+
+def main() -> int:
+    users = _prepare()
+    questions = [q["question"] for q in json.loads((ROOT / "demo" / "ground_truth.json").read_text())]
+    from django.conf import settings
+
+    port = _free_port()
+    env = {**os.environ, "DATABASE_URL": "", "REDIS_URL": "", "LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "120", "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(base + "/accounts/login/", timeout=2).read()
+                break
+            except OSError:
+                time.sleep(0.5)
+        # One warm-up question per process so the model load is not timed.
+        warm = Client(base)
+        warm.login(users[0][0])
+        for _ in range(4):
+            warm.post(f"/chat/{users[0][1]}/ask/", {"question": questions[0]}, {"HX-Request": "true"})
+
+        latencies: list[float] = []
+        errors: list[str] = []
+        lock = threading.Lock()
+        deadline = time.monotonic() + SECONDS
+
+        def user_loop(index: int, username: str, conversation_id: int) -> None:
+            client = Client(base)
+            client.login(username)
+            n = index
+            while time.monotonic() < deadline:
+                question = questions[n % len(questions)]
+                n += USERS
+                started = time.perf_counter()
+                try:
+                    status = client.post(f"/chat/{conversation_id}/ask/", {"question": question}, {"HX-Request": "true"})
+                    ok = status == 200
+                except Exception as exc:  # counted, not raised: the run goes on
+                    ok, status = False, repr(exc)[:80]
+                elapsed = time.perf_counter() - started
+                with lock:
+                    (latencies.append(elapsed) if ok else errors.append(str(status)))
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=user_loop, args=(i, u, c)) for i, (u, c) in enumerate(users)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.monotonic() - started
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    print(f"chat endpoint, gunicorn gthread 2x4 on loopback, {USERS} users for {SECONDS:.0f}s, real encoder, "
+          f"extractive answers")
+    print(f"requests ok   {len(latencies)}")
+    print(f"errors        {len(errors)}" + (f"  e.g. {errors[:3]}" if errors else ""))
+    print(f"requests/s    {len(latencies) / wall:.2f}")
+    print(f"latency p50   {percentile(latencies, 50) * 1000:.0f} ms")
+    print(f"latency p95   {percentile(latencies, 95) * 1000:.0f} ms")
+    print(f"target errors == 0: {'met' if not errors else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
