@@ -289,16 +289,16 @@ class ContradictionAdmin(admin.ModelAdmin):
                               messages.SUCCESS)
             return HttpResponseRedirect(reverse("admin:rag_contradiction_changelist"))
         differences = contradiction.differences
+        spans_a = [span for difference in differences for span in difference.get("a_spans", [])]
+        spans_b = [span for difference in differences for span in difference.get("b_spans", [])]
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "title": f"Review {contradiction}",
             "contradiction": contradiction,
             "sides": [
-                ("A", contradiction.chunk_a,
-                 highlight_segments(contradiction.chunk_a.text, [s for d in differences for s in d.get("a_spans", [])])),
-                ("B", contradiction.chunk_b,
-                 highlight_segments(contradiction.chunk_b.text, [s for d in differences for s in d.get("b_spans", [])])),
+                ("A", contradiction.chunk_a, highlight_segments(contradiction.chunk_a.text, spans_a)),
+                ("B", contradiction.chunk_b, highlight_segments(contradiction.chunk_b.text, spans_b)),
             ],
             "differences": differences,
             "resolution_label": {"kept_a": "kept A", "kept_b": "kept B"}.get(contradiction.resolution,

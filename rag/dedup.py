@@ -19,18 +19,19 @@ workers at once end in the state a sequential run gives.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone as dt_timezone
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from rag.dedup_search import neighbours, pairwise_edges, search_plan
 from rag.facts import fact_differences
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 
@@ -108,7 +109,7 @@ class _UnionFind:
         return [group for group in by_root.values() if len(group) > 1]
 
 
-# --- locking and the neighbour search -----------------------------------------------------
+# --- locking and reviewers' links --------------------------------------------------------------
 
 
 def _lock_workspace(workspace_id: int, *, timeout_seconds: float | None = None) -> None:
@@ -123,101 +124,6 @@ def _lock_workspace(workspace_id: int, *, timeout_seconds: float | None = None) 
                 "set_config('lock_timeout', '0', true)",
                 [f"{int(timeout_seconds * 1000)}ms", _LOCK_NAMESPACE, workspace_id],
             )
-
-
-@dataclass(frozen=True)
-class SearchPlan:
-    strategy: str  # "exact" or "hnsw"
-    ef_search: int
-    archived_document_ids: tuple[int, ...]
-
-
-def search_plan(workspace_id: int) -> SearchPlan:
-    """Exact scan for small workspaces; HNSW with a candidate list wide enough to survive the filters.
-
-    pgvector 0.6 filters HNSW results after the scan: when the workspace holds
-    a small share of the table, most candidates belong to other workspaces, so
-    ef_search grows with that share, and past pgvector's maximum (1000) only an
-    exact scan finds the neighbours.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT archived.ids,
-                       (SELECT count(*) FROM {Chunk._meta.db_table} c
-                        WHERE c.workspace_id = %(workspace_id)s AND NOT (c.document_id = ANY(archived.ids))),
-                       (SELECT reltuples::bigint FROM pg_class WHERE oid = %(table)s::regclass)
-                FROM (SELECT coalesce(array_agg(id), '{{}}') AS ids FROM {Document._meta.db_table}
-                      WHERE workspace_id = %(workspace_id)s AND archived) archived""",
-            {"workspace_id": workspace_id, "table": Chunk._meta.db_table},
-        )
-        archived_ids, active, estimated_total = cursor.fetchone()
-    archived = tuple(archived_ids)
-    if active <= settings.MERGE_EXACT_SCAN_MAX_CHUNKS:
-        return SearchPlan("exact", 0, archived)
-    share = active / max(active, estimated_total)
-    needed = math.ceil(4 * settings.MERGE_NEIGHBOURS / share)
-    if needed > 1000:
-        return SearchPlan("exact", 0, archived)
-    return SearchPlan("hnsw", min(1000, max(settings.MERGE_EF_SEARCH, needed)), archived)
-
-
-_NEIGHBOURS_SQL = """
-SELECT q.id, n.id, 1 - n.distance
-FROM {chunk} q
-CROSS JOIN LATERAL (
-    SELECT c.id, c.embedding <=> q.embedding AS distance
-    FROM {chunk} c
-    WHERE c.workspace_id = %(workspace_id)s
-      AND c.document_id <> q.document_id
-      AND NOT (c.document_id = ANY(%(archived)s))
-    ORDER BY {order}
-    LIMIT %(neighbours)s
-) n
-WHERE q.id = ANY(%(chunk_ids)s) AND n.distance <= %(max_distance)s
-"""
-# Steered by the query's shape, not by a SET: "+ 0" hides the ordering from the HNSW index, so the
-# plan is an exact scan even when a prepared plan was cached (see ARCHITECTURE.md).
-_ORDER = {"hnsw": "c.embedding <=> q.embedding", "exact": "(c.embedding <=> q.embedding) + 0, c.id"}
-
-
-def neighbours_sql(strategy: str) -> str:
-    return _NEIGHBOURS_SQL.format(chunk=Chunk._meta.db_table, order=_ORDER[strategy])
-
-
-def _neighbours(workspace_id: int, chunk_ids: list[int], plan: SearchPlan) -> list[tuple[int, int, float]]:
-    """(chunk, neighbour, cosine) for each chunk's nearest neighbours in other active documents."""
-    found: list[tuple[int, int, float]] = []
-    with connection.cursor() as cursor:
-        if plan.strategy == "hnsw":
-            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(plan.ef_search)])
-        size = settings.MERGE_QUERY_BATCH_SIZE
-        for start in range(0, len(chunk_ids), size):
-            cursor.execute(neighbours_sql(plan.strategy), {
-                "workspace_id": workspace_id,
-                "archived": list(plan.archived_document_ids),
-                "neighbours": settings.MERGE_NEIGHBOURS,
-                "chunk_ids": chunk_ids[start:start + size],
-                "max_distance": 1 - settings.CONTRADICTION_THRESHOLD,
-            })
-            found.extend((a, b, float(similarity)) for a, b, similarity in cursor.fetchall())
-    return found
-
-
-def _pairwise_edges(chunk_ids: Iterable[int]) -> list[tuple[int, int]]:
-    """All merge edges among a few chunks (one record's members): exact, no index."""
-    ids = list(chunk_ids)
-    if len(ids) < 2:
-        return []
-    table, documents = Chunk._meta.db_table, Document._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT a.id, b.id FROM {table} a JOIN {table} b ON a.id < b.id AND a.document_id <> b.document_id
-                JOIN {documents} da ON da.id = a.document_id JOIN {documents} db ON db.id = b.document_id
-                WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND NOT da.archived AND NOT db.archived
-                  AND (a.embedding <=> b.embedding) + 0 <= %s""",
-            [ids, ids, 1 - settings.MERGE_THRESHOLD],
-        )
-        return cursor.fetchall()
 
 
 def _reviewed_links(chunk_ids: Iterable[int] | None, workspace_id: int) -> list[tuple[int, int, int, int]]:
@@ -243,7 +149,8 @@ def _record_states(record_ids: Iterable[int]) -> dict[int, _RecordState]:
         for pk, canonical, count in CanonicalRecord.objects.filter(pk__in=ids).values_list(
             "pk", "canonical_chunk_id", "merge_count")
     }
-    for pk, record_id, chunk_id in ChunkVariant.objects.filter(record_id__in=ids).values_list("pk", "record_id", "chunk_id"):
+    variants = ChunkVariant.objects.filter(record_id__in=ids).values_list("pk", "record_id", "chunk_id")
+    for pk, record_id, chunk_id in variants:
         states[record_id].variants[chunk_id] = pk
     return states
 
@@ -258,7 +165,7 @@ def _records_of(chunk_ids: Iterable[int]) -> set[int]:
 def _components(chunk_ids: set[int], workspace_id: int) -> list[set[int]]:
     """Connected groups among these chunks alone, by exact cosine and reviewers' links."""
     union = _UnionFind()
-    for a, b in _pairwise_edges(chunk_ids):
+    for a, b in pairwise_edges(chunk_ids):
         union.union(a, b)
     for a, b, _winner, _loser in _reviewed_links(chunk_ids, workspace_id):
         union.union(a, b)
@@ -434,7 +341,7 @@ def document_merge(*, document_id: int) -> MergeStats:
         if not chunk_ids:
             return stats
         plan = search_plan(workspace_id)
-        candidates = _neighbours(workspace_id, chunk_ids, plan)
+        candidates = neighbours(workspace_id, chunk_ids, plan)
         edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
         stats.chunks, stats.edges, stats.search = len(chunk_ids), len(edges), plan.strategy
         if edges:
@@ -464,7 +371,7 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
         plan = search_plan(workspace_id)
         chunk_ids = list(Chunk.objects.filter(workspace_id=workspace_id).exclude(
             document_id__in=plan.archived_document_ids).order_by("pk").values_list("pk", flat=True))
-        candidates = _neighbours(workspace_id, chunk_ids, plan)
+        candidates = neighbours(workspace_id, chunk_ids, plan)
         union = _UnionFind()
         for a, b, similarity in candidates:
             if similarity >= settings.MERGE_THRESHOLD:

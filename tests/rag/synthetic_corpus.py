@@ -73,7 +73,8 @@ TEMPLATES = [
     "If the {component2} is unreachable, the {component} fails {f_openclosed} and logs the incident.",
     "{param} accepts values from {f_small} to {f_count}; the {component} rounds anything else to the nearest bound.",
     "Disk usage of the {component} grows by about {f_size} a day with {feature} turned on.",
-    "The {component} sends a heartbeat to the {component2} every {f_duration} and is declared dead after {f_retries} misses.",
+    "The {component} sends a heartbeat to the {component2} every {f_duration} and is declared dead after "
+    "{f_retries} misses.",
     "Only {f_percent} of the {component}'s traffic goes to a canary while {feature} is rolled out.",
 ]
 HEADINGS = ["Overview", "Configuration", "Limits", "Upgrading", "Monitoring", "Troubleshooting", "Backups",
@@ -234,6 +235,7 @@ def write_markdown(documents: list[SyntheticDocument], folder: Path) -> list[Pat
         target = folder / document.path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         body = "\n\n".join(f"# {section.heading}\n\n{section.text}" for section in document.sections)
-        target.write_text(f"---\ntitle: {document.title}\ndate: {document.doc_date.date().isoformat()}\n---\n\n{body}\n")
+        front = f"---\ntitle: {document.title}\ndate: {document.doc_date.date().isoformat()}\n---\n\n"
+        target.write_text(f"{front}{body}\n")
         written.append(target)
     return written

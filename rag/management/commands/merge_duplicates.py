@@ -13,7 +13,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--workspace", required=True, help="workspace slug")
-        parser.add_argument("--queue", action="store_true", help="hand the merge to a worker instead of running it here")
+        parser.add_argument("--queue", action="store_true",
+                            help="hand the merge to a worker instead of running it here")
 
     def handle(self, *args, workspace: str, queue: bool, **options) -> None:
         try:

@@ -1,0 +1,115 @@
+"""The neighbour search of dedup merging: pgvector kNN per chunk, never all pairs.
+
+pgvector 0.6 applies WHERE filters after the HNSW scan, so a workspace that
+holds a small share of the table would get too few neighbours from the index:
+`search_plan` widens the candidate list (hnsw.ef_search) with that share, and
+falls back to an exact scan for small workspaces or when the list would have
+to pass pgvector's maximum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+from rag.models import Chunk, Document
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    strategy: str  # "exact" or "hnsw"
+    ef_search: int
+    archived_document_ids: tuple[int, ...]
+
+
+def search_plan(workspace_id: int) -> SearchPlan:
+    """Exact scan for small workspaces; HNSW with a candidate list wide enough to survive the filters.
+
+    pgvector 0.6 filters HNSW results after the scan: when the workspace holds
+    a small share of the table, most candidates belong to other workspaces, so
+    ef_search grows with that share, and past pgvector's maximum (1000) only an
+    exact scan finds the neighbours.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT archived.ids,
+                       (SELECT count(*) FROM {Chunk._meta.db_table} c
+                        WHERE c.workspace_id = %(workspace_id)s AND NOT (c.document_id = ANY(archived.ids))),
+                       (SELECT reltuples::bigint FROM pg_class WHERE oid = %(table)s::regclass)
+                FROM (SELECT coalesce(array_agg(id), '{{}}') AS ids FROM {Document._meta.db_table}
+                      WHERE workspace_id = %(workspace_id)s AND archived) archived""",
+            {"workspace_id": workspace_id, "table": Chunk._meta.db_table},
+        )
+        archived_ids, active, estimated_total = cursor.fetchone()
+    archived = tuple(archived_ids)
+    if active <= settings.MERGE_EXACT_SCAN_MAX_CHUNKS:
+        return SearchPlan("exact", 0, archived)
+    share = active / max(active, estimated_total)
+    # Twice what survives the filters on average: the chunk itself and its document's chunks fall out too.
+    needed = math.ceil(2 * (settings.MERGE_NEIGHBOURS + 1) / share)
+    if needed > 1000:
+        return SearchPlan("exact", 0, archived)
+    return SearchPlan("hnsw", min(1000, max(settings.MERGE_EF_SEARCH, needed)), archived)
+
+
+_NEIGHBOURS_SQL = """
+SELECT q.id, n.id, 1 - n.distance
+FROM {chunk} q
+CROSS JOIN LATERAL (
+    SELECT c.id, c.embedding <=> q.embedding AS distance
+    FROM {chunk} c
+    WHERE c.workspace_id = %(workspace_id)s
+      AND c.document_id <> q.document_id
+      AND NOT (c.document_id = ANY(%(archived)s))
+    ORDER BY {order}
+    LIMIT %(neighbours)s
+) n
+WHERE q.id = ANY(%(chunk_ids)s) AND n.distance <= %(max_distance)s
+"""
+# Steered by the query's shape, not by a SET: "+ 0" hides the ordering from the HNSW index, so the
+# plan is an exact scan even when a prepared plan was cached (see ARCHITECTURE.md).
+_ORDER = {"hnsw": "c.embedding <=> q.embedding", "exact": "(c.embedding <=> q.embedding) + 0, c.id"}
+
+
+def neighbours_sql(strategy: str) -> str:
+    return _NEIGHBOURS_SQL.format(chunk=Chunk._meta.db_table, order=_ORDER[strategy])
+
+
+def neighbours(workspace_id: int, chunk_ids: list[int], plan: SearchPlan) -> list[tuple[int, int, float]]:
+    """(chunk, neighbour, cosine) for each chunk's nearest neighbours in other active documents."""
+    found: list[tuple[int, int, float]] = []
+    with connection.cursor() as cursor:
+        if plan.strategy == "hnsw":
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(plan.ef_search)])
+        size = settings.MERGE_QUERY_BATCH_SIZE
+        for start in range(0, len(chunk_ids), size):
+            cursor.execute(neighbours_sql(plan.strategy), {
+                "workspace_id": workspace_id,
+                "archived": list(plan.archived_document_ids),
+                "neighbours": settings.MERGE_NEIGHBOURS,
+                "chunk_ids": chunk_ids[start:start + size],
+                "max_distance": 1 - settings.CONTRADICTION_THRESHOLD,
+            })
+            found.extend((a, b, float(similarity)) for a, b, similarity in cursor.fetchall())
+    return found
+
+
+def pairwise_edges(chunk_ids: Iterable[int]) -> list[tuple[int, int]]:
+    """All merge edges among a few chunks (one record's members): exact, no index."""
+    ids = list(chunk_ids)
+    if len(ids) < 2:
+        return []
+    table, documents = Chunk._meta.db_table, Document._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT a.id, b.id FROM {table} a JOIN {table} b ON a.id < b.id AND a.document_id <> b.document_id
+                JOIN {documents} da ON da.id = a.document_id JOIN {documents} db ON db.id = b.document_id
+                WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND NOT da.archived AND NOT db.archived
+                  AND (a.embedding <=> b.embedding) + 0 <= %s""",
+            [ids, ids, 1 - settings.MERGE_THRESHOLD],
+        )
+        return cursor.fetchall()
