@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -46,8 +48,15 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # --- services ----------------------------------------------------------------
+# The embedded server's cache: the HNSW index must stay in it for kNN to stay fast (100k
+# chunks: ~200 MB). A quarter of the memory, at most 1 GB, as PostgreSQL's docs advise.
+_memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+EMBEDDED_PG_SHARED_BUFFERS = env.str("EMBEDDED_PG_SHARED_BUFFERS", default="") or f"{max(128, min(1024, _memory_mb // 4))}MB"
+if not re.fullmatch(r"\d+(kB|MB|GB)", EMBEDDED_PG_SHARED_BUFFERS):
+    _fail(f"EMBEDDED_PG_SHARED_BUFFERS={EMBEDDED_PG_SHARED_BUFFERS!r} is not a size such as 512MB or 1GB")
 try:
-    DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(DATA_DIR)
+    DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(
+        DATA_DIR, tuning={"shared_buffers": EMBEDDED_PG_SHARED_BUFFERS})
     REDIS_URL = env.str("REDIS_URL", default="") or embedded_redis_url(DATA_DIR)
 except ServiceError as exc:
     _fail(str(exc))

@@ -36,3 +36,47 @@ def test_task_round_trip_through_real_broker_and_worker(start_worker):
     # The worker talks to the same (test) database as this process.
     assert result["database"] == connection.settings_dict["NAME"]
     assert worker.proc.poll() is None
+
+
+@pytest.mark.django_db
+def test_embedded_postgres_runs_with_the_configured_cache(settings):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setting::bigint * 8192, pending_restart FROM pg_settings WHERE name = 'shared_buffers'")
+        size, pending = cursor.fetchone()
+    number, unit = settings.EMBEDDED_PG_SHARED_BUFFERS[:-2], settings.EMBEDDED_PG_SHARED_BUFFERS[-2:]
+    assert size == int(number) * {"kB": 2**10, "MB": 2**20, "GB": 2**30}[unit] and not pending
+
+
+def test_a_changed_cache_size_restarts_the_embedded_server_once(tmp_path, monkeypatch):
+    import psycopg
+
+    from config.services import embedded_database_url, stop_embedded
+
+    def shared_buffers(url: str) -> str:
+        with psycopg.connect(url) as conn:
+            return conn.execute("SHOW shared_buffers").fetchone()[0]
+
+    def postmaster_pid() -> str:
+        return (tmp_path / "pg" / "postmaster.pid").read_text().split()[0]
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))  # it sets this; give it back afterwards
+    try:
+        url = embedded_database_url(tmp_path, tuning={"shared_buffers": "144MB"})
+        assert shared_buffers(url) == "144MB"
+        started = postmaster_pid()
+        assert shared_buffers(embedded_database_url(tmp_path, tuning={"shared_buffers": "144MB"})) == "144MB"
+        assert postmaster_pid() == started  # nothing changed, nothing restarted
+        assert shared_buffers(embedded_database_url(tmp_path, tuning={"shared_buffers": "160MB"})) == "160MB"
+        assert postmaster_pid() != started
+    finally:
+        stop_embedded(tmp_path, redis_server=False)
+
+
+def test_processes_starting_together_all_find_the_data_dir_writable(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from config.services import ensure_data_dir
+
+    with ThreadPoolExecutor(8) as pool:  # `make run` starts the worker and the web server at once
+        list(pool.map(lambda _: ensure_data_dir(tmp_path), range(400)))
+    assert not list(tmp_path.iterdir())
