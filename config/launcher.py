@@ -2,7 +2,7 @@
 
 Starts (or finds) the embedded services, migrates, makes sure an admin account
 and the demo workspace exist, queues the demo corpus on first start, then runs
-one Celery worker and the web server until Ctrl-C, which stops all of them.
+a Celery worker and the web server until Ctrl-C, which stops all of them.
 """
 
 from __future__ import annotations
@@ -58,17 +58,30 @@ def _ensure_admin() -> None:
     _say(f"created the admin account: username 'admin', password {shown} — shown once, keep it")
 
 
+def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[str, str]]:
+    """The worker's command line and environment: processes x torch threads that fit the cores.
+
+    Encoding is the work, and a document's ~10 chunks are too small a batch for torch to
+    keep several threads busy: two processes of one thread each index about 1.3x faster
+    than one process of two threads on two cores (benchmarks/bench_ingest.py). Each
+    process holds its own model (~800 MB), hence at most two unless told otherwise.
+    """
+    concurrency = int(environ.get("DOCENT_WORKER_CONCURRENCY") or min(2, cpus))
+    env = {**environ, "OMP_NUM_THREADS": environ.get("OMP_NUM_THREADS") or str(max(1, cpus // concurrency))}
+    command = [str(BIN / "celery"), "-A", "config", "worker", "-Q", "default,ingest,merge",
+               "--concurrency", str(concurrency), "--loglevel", "INFO"]
+    return command, env
+
+
 def main() -> int:
     _prepare()
     from django.conf import settings
 
     host = os.environ.get("DOCENT_HOST", "127.0.0.1")
     port = os.environ.get("DOCENT_PORT", "8000")
+    worker_args, worker_env = worker_command(dict(os.environ), os.cpu_count() or 1)
     children = {
-        "worker": subprocess.Popen(
-            [str(BIN / "celery"), "-A", "config", "worker", "-Q", "default,ingest,merge",
-             "--concurrency", os.environ.get("DOCENT_WORKER_CONCURRENCY", "1"), "--loglevel", "INFO"],
-        ),
+        "worker": subprocess.Popen(worker_args, env=worker_env),
         "web": subprocess.Popen(
             [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"{host}:{port}",
              "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "120",

@@ -1,4 +1,4 @@
-"""Bad configuration fails at start with one clear line; production settings are deploy-clean."""
+"""Bad configuration fails at start with one clear line; production settings are deploy-clean; `make run` sizes its worker."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,3 +47,19 @@ def test_production_settings_pass_check_deploy():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize(("environ", "cpus", "concurrency", "threads"), [
+    ({}, 2, "2", "1"),
+    ({}, 8, "2", "4"),
+    ({}, 1, "1", "1"),
+    ({"DOCENT_WORKER_CONCURRENCY": "3"}, 8, "3", "2"),
+    ({"DOCENT_WORKER_CONCURRENCY": "1", "OMP_NUM_THREADS": "6"}, 8, "1", "6"),
+])
+def test_make_run_worker_splits_the_cores_between_processes_and_torch_threads(environ, cpus, concurrency, threads):
+    from config.launcher import worker_command
+
+    command, env = worker_command(environ, cpus)
+    assert command[command.index("--concurrency") + 1] == concurrency
+    assert env["OMP_NUM_THREADS"] == threads
+    assert command[command.index("-Q") + 1] == "default,ingest,merge"
