@@ -235,6 +235,9 @@ class ChunkVariant(models.Model):
     class Meta:
         ordering = ["-similarity"]
 
+    def __str__(self) -> str:
+        return f"Chunk {self.chunk_id} in record {self.record_id} ({self.similarity:.3f})"
+
 
 class Contradiction(models.Model):
     """Two near-duplicate chunks that disagree on a fact, for a person to review."""
