@@ -412,6 +412,37 @@ def chunks_detach(*, chunk_ids: list[int]) -> None:
             _recompute(workspace_id, chunks, leaving=chunks)
 
 
+def reviews_carry_over(*, old_chunk_ids: list[int], new_chunks: list[Chunk]) -> int:
+    """Move reviewed contradictions from a re-indexed document's old chunks to its new chunks of the same text.
+
+    Call it in the pipeline's transaction, after the new chunks exist and before the old
+    ones are deleted (their contradictions would go with them): an edit elsewhere in a
+    file must not bring back a contradiction somebody dismissed or settled.
+    """
+    new_by_hash: dict[str, int] = {}
+    for chunk in new_chunks:
+        new_by_hash.setdefault(chunk.text_hash, chunk.pk)
+    moved = {old: new_by_hash[digest] for old, digest in
+             Chunk.objects.filter(pk__in=old_chunk_ids).values_list("pk", "text_hash") if digest in new_by_hash}
+    reviewed = Contradiction.objects.exclude(status=Contradiction.Status.PENDING).filter(
+        Q(chunk_a_id__in=moved) | Q(chunk_b_id__in=moved))
+    carried = 0
+    for contradiction in reviewed:
+        a, b = moved.get(contradiction.chunk_a_id, contradiction.chunk_a_id), moved.get(
+            contradiction.chunk_b_id, contradiction.chunk_b_id)
+        if a > b:  # pairs are stored smaller id first: the sides swap, and so does what was kept
+            a, b = b, a
+            contradiction.resolution = {"kept_a": "kept_b", "kept_b": "kept_a"}.get(
+                contradiction.resolution, contradiction.resolution)
+            contradiction.differences = [
+                {**d, "a": d["b"], "b": d["a"], "a_spans": d.get("b_spans", []), "b_spans": d.get("a_spans", [])}
+                for d in contradiction.differences]
+        contradiction.chunk_a_id, contradiction.chunk_b_id = a, b
+        contradiction.save(update_fields=["chunk_a", "chunk_b", "resolution", "differences"])
+        carried += 1
+    return carried
+
+
 CONTRADICTION_ACTIONS = {"keep_a": "kept_a", "keep_b": "kept_b", "dismiss": "dismissed"}
 
 

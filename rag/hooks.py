@@ -15,10 +15,17 @@ def _enqueue_merge(document_id: int) -> None:
     merge_document.delay(document_id)
 
 
-def after_document_indexed(*, document_id: int) -> None:
-    """Queue the merge of the document's chunks once its rows are committed and visible to workers."""
-    # robust: a broker hiccup must not fail an indexing that already succeeded; `merge_duplicates` catches up.
-    transaction.on_commit(lambda: _enqueue_merge(document_id), robust=True)
+def _merge_now(document_id: int) -> None:
+    from rag.dedup import document_merge
+
+    document_merge(document_id=document_id)
+
+
+def after_document_indexed(*, document_id: int, inline: bool = False) -> None:
+    """Merge the document's chunks once its rows are committed: queued for a worker, or here (`ingest --sync`)."""
+    # robust: a broker hiccup or a failed merge must not fail an indexing that already succeeded;
+    # the error is logged and `merge_duplicates` catches up.
+    transaction.on_commit(lambda: (_merge_now if inline else _enqueue_merge)(document_id), robust=True)
 
 
 def after_documents_archived(*, document_ids: list[int]) -> None:

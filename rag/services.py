@@ -53,13 +53,19 @@ def indexing_job_create(
         else:
             raise FileNotFoundError(f"no such file or folder: {given}")
     seen = {str(path) for path in files}
+    unchanged = _unchanged_documents(workspace, files)
     with transaction.atomic():
         job = IndexingJob.objects.create(
             workspace=workspace, source=source, created_by=created_by,
             description=", ".join(str(p) for p in paths)[:500],
         )
+        now = timezone.now()
         items = IndexingJobItem.objects.bulk_create(
-            IndexingJobItem(job=job, path=str(path), source_file=str(path)) for path in files
+            IndexingJobItem(job=job, path=str(path), source_file=str(path))
+            if (document := unchanged.get(str(path))) is None else
+            IndexingJobItem(job=job, path=str(path), source_file=str(path), status=IndexingJobItem.Status.UNCHANGED,
+                            document=document, chunk_count=document.chunk_count, started_at=now, finished_at=now)
+            for path in files
         )
         archived = 0
         for folder in folders:
@@ -68,14 +74,43 @@ def indexing_job_create(
                 .exclude(path__in=seen)
             )
             archived += documents_archive(documents=gone)
+        # An archived file that is back unchanged returns as it was, and merges again.
+        documents_unarchive(documents=Document.objects.filter(pk__in=[d.pk for d in unchanged.values() if d.archived]))
         job.archived_count = archived
         job.save(update_fields=["archived_count"])
+        _job_finish_if_done(job.pk)  # every file unchanged: nothing to wait for
+        job.refresh_from_db(fields=["finished_at"])
         if enqueue:
-            ids = [item.pk for item in items]
+            ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
             transaction.on_commit(lambda: _enqueue_items(ids))
     logger.info("indexing job created", extra={"job_id": job.pk, "workspace": workspace.slug, "files": len(files),
-                                                "archived": archived})
+                                                "unchanged": len(unchanged), "archived": archived})
     return job
+
+
+def _unchanged_documents(workspace: Workspace, files: list[Path]) -> dict[str, Document]:
+    """Indexed documents whose file still has the same bytes, by path: their items need no worker.
+
+    The same size first, then the same SHA-256 (what the pipeline compares): a re-ingested
+    folder of thousands of files queues only what changed.
+    """
+    from rag.ingest.pipeline import file_hash
+
+    documents = {
+        document.path: document
+        for document in Document.objects.filter(
+            workspace=workspace, path__in=[str(path) for path in files], status=Document.Status.INDEXED,
+        ).exclude(content_hash="").only("pk", "path", "content_hash", "size_bytes", "chunk_count", "archived")
+    }
+    unchanged = {}
+    for path in files:
+        document = documents.get(str(path))
+        try:
+            if document and path.stat().st_size == document.size_bytes and file_hash(path) == document.content_hash:
+                unchanged[str(path)] = document
+        except OSError:
+            pass  # the worker reports an unreadable file properly
+    return unchanged
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ ()+-]+")
@@ -117,8 +152,11 @@ def upload_job_create(*, workspace: Workspace, files: list[UploadedFile], create
     return job
 
 
-def job_item_run(*, item_id: int) -> str:
-    """Run one queued item; running it again after it finished changes nothing."""
+def job_item_run(*, item_id: int, merge_inline: bool = False) -> str:
+    """Run one queued item; running it again after it finished changes nothing.
+
+    merge_inline: merge the new chunks in this process instead of queueing the merge (no worker).
+    """
     from rag.ingest.pipeline import document_index
 
     item = IndexingJobItem.objects.select_related("job").filter(pk=item_id).first()
@@ -150,7 +188,7 @@ def job_item_run(*, item_id: int) -> str:
     if outcome_status == "indexed" and document_id is not None:
         from rag.hooks import after_document_indexed
 
-        after_document_indexed(document_id=document_id)
+        after_document_indexed(document_id=document_id, inline=merge_inline)
     return outcome_status
 
 

@@ -41,6 +41,17 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def content_hash(data: bytes) -> str:
+    """A document's identity: re-ingesting a file with the same digest does nothing."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    """content_hash of a file, streamed."""
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
 def doc_type_rules() -> list[DocTypeRule]:
     return [
         DocTypeRule(slug=row.slug, keywords=tuple(row.keywords), path_patterns=tuple(row.path_patterns))
@@ -71,7 +82,7 @@ def embed_with_cache(texts: list[str]) -> tuple[list[list[float]], int]:
     return [list(cached[digest]) for digest in hashes], len(missing)
 
 
-def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0, content_hash: str = "") -> IndexOutcome:
+def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0) -> IndexOutcome:
     """Record the failure on the document; an earlier good version keeps its chunks."""
     with transaction.atomic():
         document, created = Document.objects.select_for_update().get_or_create(
@@ -113,11 +124,13 @@ def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexO
     except OSError as exc:
         return _fail(workspace_id, path, f"cannot read the file: {exc.strerror or exc}")
 
-    content_hash = hashlib.sha256(data).hexdigest()
+    digest = content_hash(data)
     existing = Document.objects.filter(workspace_id=workspace_id, path=path).first()
-    if existing and existing.content_hash == content_hash and existing.status == Document.Status.INDEXED:
-        if existing.archived:
-            Document.objects.filter(pk=existing.pk).update(archived=False, updated_at=timezone.now())
+    if existing and existing.content_hash == digest and existing.status == Document.Status.INDEXED:
+        if existing.archived:  # back unchanged since the job was created
+            from rag.services import documents_unarchive
+
+            documents_unarchive(documents=Document.objects.filter(pk=existing.pk))
         return IndexOutcome(status="unchanged", document_id=existing.pk, chunk_count=existing.chunk_count)
 
     try:
@@ -148,7 +161,7 @@ def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexO
         )
         document.title = parsed.title[:500]
         document.format = parsed.format
-        document.content_hash = content_hash
+        document.content_hash = digest
         document.size_bytes = len(data)
         document.doc_date = doc_date.value
         document.date_source = doc_date.source
@@ -163,9 +176,9 @@ def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexO
         document.chunk_count = len(drafts)
         document.indexed_at = timezone.now()
         document.save()
-        dedup.chunks_detach(chunk_ids=list(document.chunks.values_list("pk", flat=True)))
-        document.chunks.all().delete()
-        Chunk.objects.bulk_create(
+        old_chunk_ids = list(document.chunks.values_list("pk", flat=True))
+        dedup.chunks_detach(chunk_ids=old_chunk_ids)
+        chunks = Chunk.objects.bulk_create(
             Chunk(
                 workspace_id=workspace_id,
                 document=document,
@@ -179,6 +192,9 @@ def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexO
             )
             for draft, vector in zip(drafts, vectors)
         )
+        if old_chunk_ids:
+            dedup.reviews_carry_over(old_chunk_ids=old_chunk_ids, new_chunks=chunks)
+            Chunk.objects.filter(pk__in=old_chunk_ids).delete()
     logger.info(
         "document indexed",
         extra={"workspace_id": workspace_id, "document_id": document.pk, "path": path, "chunks": len(drafts),

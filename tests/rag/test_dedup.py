@@ -457,6 +457,46 @@ def test_dismissing_changes_no_record_and_the_pair_is_not_raised_again(workspace
         contradiction_resolve(contradiction_id=contradiction.pk, action="delete", user=None)
 
 
+def _write_guide(folder: Path, version: str, *, extra: str = "") -> Path:
+    sections = {"Rate limited": RATE_LIMITED, "Payload too large": PAYLOAD_TOO_LARGE, "Support": UNIQUE}
+    body = "\n\n".join(f"# {heading}\n\n{texts[version]}" for heading, texts in sections.items())
+    path = folder / f"troubleshooting-{version}.md"
+    path.write_text(f"---\ntitle: Troubleshooting {version}\ndate: {RELEASE[version]}\n---\n\n{body}{extra}\n")
+    return path
+
+
+@pytest.mark.django_db
+def test_reviews_of_unchanged_text_survive_a_reindex_of_its_edited_file(workspace, tmp_path,
+                                                                        django_capture_on_commit_callbacks):
+    reviewer = _user()
+    old_file, _ = _write_guide(tmp_path, "2.0"), _write_guide(tmp_path, "2.1")
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("ingest", str(tmp_path), workspace=workspace.slug, sync=True, verbosity=0)
+    v20 = Document.objects.get(path=str(old_file))
+
+    rate, payload = (Contradiction.objects.get(chunk_a__document=v20, chunk_a__text__contains=marker)
+                     for marker in ("600 requests", "10 MB"))
+    contradiction_resolve(contradiction_id=rate.pk, action="dismiss", user=reviewer, note="different plans")
+    contradiction_resolve(contradiction_id=payload.pk, action="keep_a", user=reviewer, note="2.1 is wrong")
+    assert CanonicalRecord.objects.get(canonical_chunk__text__contains="10 MB")
+
+    # An edit elsewhere in the 2.0 file: re-indexed, its chunks get new (larger) ids than 2.1's.
+    _write_guide(tmp_path, "2.0", extra="\n\n# Changelog\n\nThe 2.0 support section now names the log format.")
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("ingest", str(tmp_path), workspace=workspace.slug, sync=True, verbosity=0)
+
+    rate.refresh_from_db()
+    payload.refresh_from_db()
+    assert (rate.status, rate.note) == ("dismissed", "different plans")
+    assert rate.chunk_b.document == v20 and "600 requests" in rate.chunk_b.text  # the new chunk, now on side b
+    assert (payload.status, payload.resolution) == ("resolved", "kept_b")  # what was kept is still the 2.0 text
+    assert payload.chunk_b.document == v20 and "10 MB" in payload.chunk_b.text
+    assert all(d["a"] in payload.chunk_a.text and d["b"] in payload.chunk_b.text for d in payload.differences)
+    assert not Contradiction.objects.filter(workspace=workspace, status=Contradiction.Status.PENDING).exists()
+    assert CanonicalRecord.objects.get(canonical_chunk=payload.chunk_b)
+    assert_invariants(workspace)
+
+
 # --- provenance and the search path ----------------------------------------------------------------
 
 
@@ -564,3 +604,24 @@ def test_demo_corpus_versions_merge_newest_first_and_conflicts_are_named(workspa
     original, export = documents["upgrading-to-2.1.md"], documents["archive/upgrading-to-2.1 (export).md"]
     assert not Contradiction.objects.filter(chunk_a__document__in=[original, export],
                                             chunk_b__document__in=[original, export]).exists()
+
+
+@pytest.mark.django_db
+def test_a_merge_waiting_too_long_for_its_workspace_fails_with_an_error_the_task_retries(workspace, settings):
+    from django.db import OperationalError
+
+    from rag.dedup import _LOCK_NAMESPACE
+    from rag.tasks import TRANSIENT_ERRORS, merge_document
+
+    document = troubleshooting_document(workspace, "2.0")
+    settings.MERGE_LOCK_TIMEOUT_SECONDS = 0.3
+    other = connection.get_new_connection(connection.get_connection_params())
+    try:
+        other.autocommit = True
+        other.execute("SELECT pg_advisory_lock(%s, %s)", [_LOCK_NAMESPACE, workspace.pk])  # a merge is running
+        with pytest.raises(OperationalError, match="lock timeout"):
+            document_merge(document_id=document.pk)
+    finally:
+        other.close()
+    assert issubclass(OperationalError, TRANSIENT_ERRORS) and merge_document.autoretry_for == TRANSIENT_ERRORS
+    assert document_merge(document_id=document.pk).chunks == 4  # the lock is free again

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from rag.dedup import document_merge
 from rag.models import Contradiction, Document, Workspace
 from tests.conftest import WorkerProcess
 from tests.factories import WorkspaceFactory
@@ -82,7 +81,7 @@ def three_workers(start_worker):
 
 
 @pytest.mark.worker
-def test_three_workers_merging_at_once_reach_the_sequential_state(three_workers, tmp_path, monkeypatch):
+def test_three_workers_merging_at_once_reach_the_sequential_state(three_workers, tmp_path):
     folder = tmp_path / "corpus"
     documents = generate(chunks=160, sections_per_document=5, duplicate_share=0.4, seed=11)
     write_markdown(documents, folder)
@@ -99,12 +98,9 @@ def test_three_workers_merging_at_once_reach_the_sequential_state(three_workers,
     assert_invariants(parallel)
     assert Document.objects.filter(workspace=parallel, archived=True).count() == 1
 
-    # The same final corpus, indexed and merged one document at a time, in reverse order.
-    monkeypatch.setattr("rag.hooks._enqueue_merge", lambda document_id: None)
+    # The same final corpus, indexed and merged one document at a time in this process.
     sequential = WorkspaceFactory(slug="sequential")
     call_command("ingest", str(folder), workspace=sequential.slug, sync=True, verbosity=0)
-    for document_id in Document.objects.filter(workspace=sequential).order_by("-pk").values_list("pk", flat=True):
-        document_merge(document_id=document_id)
     assert_invariants(sequential)
 
     expected = partition(sequential)

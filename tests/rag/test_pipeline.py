@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from rag import embeddings
 from rag.models import Chunk, Document, EmbeddingCache, IndexingJob
-from rag.services import indexing_job_create, job_item_run
+from rag.services import documents_archive, indexing_job_create, job_item_run
 from tests.rag.samples import write_corpus, write_pdf
 
 pytestmark = pytest.mark.django_db
@@ -71,6 +71,42 @@ def test_reingesting_unchanged_folder_parses_and_encodes_nothing(workspace, tmp_
     assert set(job.items.values_list("status", flat=True)) == {"unchanged"}
     assert encoder.calls == calls
     assert set(Chunk.objects.values_list("pk", flat=True)) == chunk_ids
+
+
+def test_unchanged_files_are_settled_when_the_job_is_created_and_never_queued(
+        workspace, tmp_path, encoder, monkeypatch, django_capture_on_commit_callbacks):
+    files = write_corpus(tmp_path / "docs")
+    ingest_sync(workspace, tmp_path / "docs")
+    guide = files["guide"]
+    guide.write_text(guide.read_text() + "\n\nOne more paragraph about health checks.\n")
+    same_size = files["notes"]
+    same_size.write_bytes(same_size.read_bytes().replace(b"a", b"e", 1))  # same length, other bytes
+    returning = Document.objects.get(path=str(files["page"]))
+    documents_archive(documents=Document.objects.filter(pk=returning.pk))
+    enqueued: list[int] = []
+    merged: list[int] = []
+    monkeypatch.setattr("rag.services._enqueue_items", enqueued.extend)
+    monkeypatch.setattr("rag.hooks._enqueue_merge", merged.append)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        job = indexing_job_create(workspace=workspace, paths=[tmp_path / "docs"])
+    assert set(job.items.filter(pk__in=enqueued).values_list("path", flat=True)) == {str(guide), str(same_size)}
+    settled = job.items.exclude(pk__in=enqueued)
+    assert set(settled.values_list("status", flat=True)) == {"unchanged"} and settled.count() == len(files) - 2
+    returning.refresh_from_db()
+    assert not returning.archived and merged == [returning.pk]  # back, and its chunks merge again
+    assert all(item.document_id and item.finished_at and item.chunk_count for item in settled)
+    assert job.finished_at is None
+    for item_id in enqueued:
+        assert job_item_run(item_id=item_id) == "indexed"
+    job.refresh_from_db()
+    assert job.finished_at is not None
+
+    enqueued.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        again = indexing_job_create(workspace=workspace, paths=[tmp_path / "docs"])
+    assert enqueued == [] and again.finished_at is not None
+    assert set(again.items.values_list("status", flat=True)) == {"unchanged"}
 
 
 def test_changed_file_is_replaced_and_shared_text_comes_from_the_cache(workspace, tmp_path, encoder):
@@ -160,6 +196,29 @@ def test_ingest_command_sync_summarises_and_fails_on_a_failed_document(workspace
         call_command("ingest", str(tmp_path / "docs"), workspace=workspace.slug, sync=True, verbosity=0)
     out = capsys.readouterr().out
     assert "6 unchanged" in out and "failed: " in out and "broken.pdf" in out
+
+
+def test_ingest_command_sync_merges_versions_in_process_and_queues_nothing(
+        workspace, tmp_path, encoder, django_capture_on_commit_callbacks):
+    from config.celery import app
+    from rag.dedup import workspace_merge
+    from rag.models import CanonicalRecord
+    from tests.rag.synthetic_corpus import generate, write_markdown
+
+    write_markdown(generate(chunks=40, sections_per_document=5, duplicate_share=0.5, seed=3), tmp_path / "docs")
+    with app.connection_for_write() as conn:
+        before = {queue: conn.default_channel.client.llen(queue) for queue in ("merge", "ingest", "default")}
+        with django_capture_on_commit_callbacks(execute=True):  # the test's transaction never commits
+            call_command("ingest", str(tmp_path / "docs"), workspace=workspace.slug, sync=True, verbosity=0)
+        after = {queue: conn.default_channel.client.llen(queue) for queue in ("merge", "ingest", "default")}
+    assert after == before  # no worker needed, nothing left for one
+    records = CanonicalRecord.objects.filter(workspace=workspace)
+    assert records.count() >= 3
+    rebuild = workspace_merge(workspace_id=workspace.pk)  # what `merge_duplicates` would make of it
+    assert (rebuild.records_created, rebuild.records_changed, rebuild.records_dissolved) == (0, 0, 0)
+    for record in records.select_related("canonical_chunk__document"):
+        newest = max(variant.chunk.document.doc_date for variant in record.variants.select_related("chunk__document"))
+        assert record.canonical_chunk.document.doc_date >= newest
 
 
 def test_ingest_command_rejects_unknown_workspace_and_path(workspace, tmp_path):

@@ -18,7 +18,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("paths", nargs="+", type=Path)
         parser.add_argument("--workspace", required=True, help="workspace slug")
-        parser.add_argument("--sync", action="store_true", help="index in this process, without a worker")
+        parser.add_argument("--sync", action="store_true", help="index and merge in this process, without a worker")
         parser.add_argument("--timeout", type=float, default=0, help="give up waiting after N seconds (0: never)")
 
     def handle(self, *args, paths: list[Path], workspace: str, sync: bool, timeout: float, **options) -> None:
@@ -35,7 +35,7 @@ class Command(BaseCommand):
         bar = tqdm(total=total, unit="file", desc=f"job {job.pk}", disable=options["verbosity"] == 0)
         if sync:
             for item_id in job.items.values_list("pk", flat=True):
-                job_item_run(item_id=item_id)
+                job_item_run(item_id=item_id, merge_inline=True)
                 bar.update(1)
         else:
             started = time.monotonic()
