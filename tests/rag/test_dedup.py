@@ -516,6 +516,16 @@ def test_record_provenance_lists_the_canonical_then_variants_newest_first(worksp
 
 
 @pytest.mark.django_db
+def test_chunk_vectors_stay_in_the_row_for_exact_scans():
+    # pgvector's default (EXTERNAL) puts a 1.5 kB vector beside a chunk's text in TOAST, and an
+    # exact scan then reads the TOAST table for every row it compares (10x slower, bench_merge.py).
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = 'rag_chunk'::regclass "
+                       "AND attname = 'embedding'")
+        assert cursor.fetchone() == ("m",)
+
+
+@pytest.mark.django_db
 def test_small_workspaces_are_searched_exactly_and_large_ones_through_hnsw(workspace, settings):
     troubleshooting_document(workspace, "2.0")
     assert search_plan(workspace.pk).strategy == "exact"
