@@ -424,9 +424,8 @@ def reviews_carry_over(*, old_chunk_ids: list[int], new_chunks: list[Chunk]) -> 
         new_by_hash.setdefault(chunk.text_hash, chunk.pk)
     moved = {old: new_by_hash[digest] for old, digest in
              Chunk.objects.filter(pk__in=old_chunk_ids).values_list("pk", "text_hash") if digest in new_by_hash}
-    reviewed = Contradiction.objects.exclude(status=Contradiction.Status.PENDING).filter(
-        Q(chunk_a_id__in=moved) | Q(chunk_b_id__in=moved))
-    carried = 0
+    reviewed = list(Contradiction.objects.exclude(status=Contradiction.Status.PENDING).filter(
+        Q(chunk_a_id__in=moved) | Q(chunk_b_id__in=moved)))
     for contradiction in reviewed:
         a, b = moved.get(contradiction.chunk_a_id, contradiction.chunk_a_id), moved.get(
             contradiction.chunk_b_id, contradiction.chunk_b_id)
@@ -438,9 +437,9 @@ def reviews_carry_over(*, old_chunk_ids: list[int], new_chunks: list[Chunk]) -> 
                 {**d, "a": d["b"], "b": d["a"], "a_spans": d.get("b_spans", []), "b_spans": d.get("a_spans", [])}
                 for d in contradiction.differences]
         contradiction.chunk_a_id, contradiction.chunk_b_id = a, b
-        contradiction.save(update_fields=["chunk_a", "chunk_b", "resolution", "differences"])
-        carried += 1
-    return carried
+    Contradiction.objects.bulk_update(reviewed, ["chunk_a", "chunk_b", "resolution", "differences"],
+                                      batch_size=settings.MERGE_WRITE_BATCH_SIZE)
+    return len(reviewed)
 
 
 CONTRADICTION_ACTIONS = {"keep_a": "kept_a", "keep_b": "kept_b", "dismiss": "dismissed"}
