@@ -50,39 +50,39 @@ def build_pdf(write: Callable[[FPDF], None], *, title: str | None = None, create
     return bytes(pdf.output())
 
 
+def _heading(pdf: FPDF, text: str, *, size: int, gap: int, style: str = "") -> None:
+    pdf.set_font("Helvetica", style, size=size)
+    pdf.cell(text=text)
+    pdf.ln(gap)
+
+
+def _paragraph(pdf: FPDF, text: str) -> None:
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(w=0, text=text)
+
+
 def write_guide(pdf: FPDF) -> None:
     pdf.add_page()
-    pdf.set_font("Helvetica", size=24)
-    pdf.cell(text="Deployment Guide")
-    pdf.ln(16)
-    pdf.set_font("Helvetica", size=11)
-    pdf.multi_cell(w=0, text="This guide is for operators. " * 6)
+    _heading(pdf, "Deployment Guide", size=24, gap=16)
+    _paragraph(pdf, "This guide is for operators. " * 6)
     pdf.ln(6)
-    pdf.set_font("Helvetica", size=16)
-    pdf.cell(text="Kubernetes")
-    pdf.ln(10)
-    pdf.set_font("Helvetica", size=11)
-    pdf.multi_cell(w=0, text="The web and worker processes run as separate deployments. " * 5)
+    _heading(pdf, "Kubernetes", size=16, gap=10)
+    _paragraph(pdf, "The web and worker processes run as separate deployments. " * 5)
     pdf.ln(6)
-    pdf.set_font("Helvetica", "B", size=13)
-    pdf.cell(text="Health checks")
-    pdf.ln(8)
-    pdf.set_font("Helvetica", size=11)
-    pdf.multi_cell(w=0, text="The liveness probe calls the health endpoint every ten seconds. " * 4)
+    _heading(pdf, "Health checks", size=13, gap=8, style="B")
+    _paragraph(pdf, "The liveness probe calls the health endpoint every ten seconds. " * 4)
     pdf.add_page()
     pdf.set_font("Helvetica", size=16)
     # Narrow on purpose: the heading wraps onto a second line and must stay one heading.
     pdf.multi_cell(w=70, text="Backups and restoring a workspace from the nightly dump")
     pdf.ln(6)
-    pdf.set_font("Helvetica", size=11)
-    pdf.multi_cell(w=0, text="Back up the database every night and test a restore monthly. " * 5)
+    _paragraph(pdf, "Back up the database every night and test a restore monthly. " * 5)
 
 
 def write_plain_pages(pdf: FPDF) -> None:
     for page in ("first", "second"):
         pdf.add_page()
-        pdf.set_font("Helvetica", size=11)
-        pdf.multi_cell(w=0, text=f"Text of the {page} page. " + LOREM)
+        _paragraph(pdf, f"Text of the {page} page. " + LOREM)
 
 
 def write_image_only(pdf: FPDF) -> None:
@@ -117,14 +117,9 @@ def build_manual(chapters: list[str], *, footer: str = "Page {page}/{pages}",
     for number, chapter in enumerate(chapters):
         pdf.add_page()
         if number == 0:
-            pdf.set_font("Helvetica", size=24)
-            pdf.cell(text="Operations Manual")
-            pdf.ln(16)
-        pdf.set_font("Helvetica", size=16)
-        pdf.cell(text=chapter)
-        pdf.ln(10)
-        pdf.set_font("Helvetica", size=11)
-        pdf.multi_cell(w=0, text=f"How {chapter.lower()} works. " + LOREM * 3)
+            _heading(pdf, "Operations Manual", size=24, gap=16)
+        _heading(pdf, chapter, size=16, gap=10)
+        _paragraph(pdf, f"How {chapter.lower()} works. " + LOREM * 3)
         pdf.ln(4)
         pdf.multi_cell(w=0, text="42")  # a lone number inside the page is content, not a page number
         pdf.ln(4)
@@ -254,11 +249,8 @@ def test_pdf_two_pages_drop_a_header_that_repeats_the_title() -> None:
     pdf = ManualPDF("", "Page {page}/{pages}")
     for number in range(2):
         pdf.add_page()
-        pdf.set_font("Helvetica", size=24 if number == 0 else 8)
-        pdf.cell(text="Backup Runbook")
-        pdf.ln(16)
-        pdf.set_font("Helvetica", size=11)
-        pdf.multi_cell(w=0, text=f"Step {number + 1}. " + LOREM)
+        _heading(pdf, "Backup Runbook", size=24 if number == 0 else 8, gap=16)
+        _paragraph(pdf, f"Step {number + 1}. " + LOREM)
     parsed = parse_document(Path("runbook.pdf"), bytes(pdf.output()))
     assert parsed.title == "Backup Runbook"
     assert "Backup Runbook" not in parsed.text and "Page" not in parsed.text
