@@ -62,7 +62,7 @@ def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[
     """The worker's command line and environment: processes x torch threads that fit the cores.
 
     Encoding is the work, and a document's ~10 chunks are too small a batch for torch to
-    keep several threads busy: two processes of one thread each index about 1.3x faster
+    keep several threads busy: two processes of one thread each index 1.1-1.3x faster
     than one process of two threads on two cores (benchmarks/bench_ingest.py). Each
     process holds its own model (~800 MB), hence at most two unless told otherwise.
     """
