@@ -38,7 +38,7 @@ def _prepare() -> list[tuple[str, int]]:
     from chat.models import Conversation
     from licensing.models import License, LicenseTier
     from rag.bootstrap import demo_corpus_prepare
-    from rag.dedup import workspace_merge
+    from rag.dedup.merge import workspace_merge
     from rag.models import Workspace
     from rag.services import indexing_job_create, job_item_run
 

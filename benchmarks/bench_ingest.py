@@ -90,7 +90,8 @@ def instrument_worker(**_signal) -> None:
 
     Wrappers only, around the functions the tasks call; the pipeline itself is untouched.
     """
-    from rag import dedup, embeddings, services
+    from rag import embeddings, services
+    from rag.dedup import merge as dedup
 
     client = _redis()
 
@@ -349,7 +350,8 @@ def bulk_run(folder: Path) -> dict:
     """The pipeline with the tiny encoder, in this process, timed step by step."""
     from django.db.models import Sum
 
-    from rag import dedup, embeddings, hooks
+    from rag import embeddings, hooks
+    from rag.dedup import merge as dedup
     from rag.ingest import pipeline
     from rag.models import Chunk, EmbeddingCache, IndexingJob
     from rag.services import indexing_job_create, job_item_run

@@ -181,8 +181,8 @@ def main() -> int:
     django_setup(encoder="hashing")
     from django.conf import settings
 
-    from rag.dedup import document_merge, workspace_merge
-    from rag.dedup_search import search_plan
+    from rag.dedup.merge import document_merge, workspace_merge
+    from rag.dedup.neighbours import search_plan
     from rag.models import CanonicalRecord, Contradiction, Workspace
 
     Workspace.objects.filter(slug__startswith=PREFIX).delete()

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from rag import embeddings
-from rag.facts import fact_differences
+from rag.dedup.facts import fact_differences
 from rag.ingest.pipeline import embed_with_cache
 from rag.models import Chunk, ChunkVariant, Contradiction
 from rag.sentences import sentence_spans

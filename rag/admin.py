@@ -12,8 +12,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from rag.dedup import CONTRADICTION_ACTIONS, chunks_detach, contradiction_resolve
-from rag.facts import highlight_segments
+from rag.dedup.merge import CONTRADICTION_ACTIONS, chunks_detach, contradiction_resolve
+from rag.dedup.facts import highlight_segments
 from rag.models import (
     CanonicalRecord,
     Chunk,

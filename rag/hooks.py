@@ -16,7 +16,7 @@ def _enqueue_merge(document_id: int) -> None:
 
 
 def _merge_now(document_id: int) -> None:
-    from rag.dedup import document_merge
+    from rag.dedup.merge import document_merge
 
     document_merge(document_id=document_id)
 
@@ -30,7 +30,7 @@ def after_document_indexed(*, document_id: int, inline: bool = False) -> None:
 
 def after_documents_archived(*, document_ids: list[int]) -> None:
     """Take archived documents' chunks out of their canonical records, in the caller's transaction."""
-    from rag.dedup import chunks_detach
+    from rag.dedup.merge import chunks_detach
     from rag.models import Chunk
 
     chunks_detach(chunk_ids=list(Chunk.objects.filter(document_id__in=document_ids).values_list("pk", flat=True)))

@@ -43,7 +43,7 @@ def index_document(item_id: int) -> str:
 def merge_document(document_id: int) -> dict:
     from dataclasses import asdict
 
-    from rag.dedup import document_merge
+    from rag.dedup.merge import document_merge
 
     return asdict(document_merge(document_id=document_id))
 
@@ -62,6 +62,6 @@ def merge_document(document_id: int) -> dict:
 def merge_workspace(workspace_id: int) -> dict:
     from dataclasses import asdict
 
-    from rag.dedup import workspace_merge
+    from rag.dedup.merge import workspace_merge
 
     return asdict(workspace_merge(workspace_id=workspace_id))

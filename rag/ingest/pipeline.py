@@ -18,7 +18,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from rag import dedup, embeddings
+from rag import embeddings
+from rag.dedup import merge as dedup
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type

@@ -1,6 +1,6 @@
 """Canonical-aware results: one result per canonical record, showing its canonical (newest) chunk.
 
-Merging (rag.dedup) files near-duplicate chunks under a CanonicalRecord whose
+Merging (rag.dedup.merge) files near-duplicate chunks under a CanonicalRecord whose
 canonical chunk is the newest version and whose ChunkVariants are the older
 ones. Here a record takes the place of its best-ranked member among the
 candidates, and the chunk shown there is the canonical (brought by the same

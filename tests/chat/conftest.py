@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rag import embeddings
-from rag.dedup import workspace_merge
+from rag.dedup.merge import workspace_merge
 from rag.services import indexing_job_create, job_item_run
 from tests.licensing.factories import LicenseFactory
 

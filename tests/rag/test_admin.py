@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from rag.dedup import document_merge
+from rag.dedup.merge import document_merge
 from rag.models import CanonicalRecord, ChunkVariant, Contradiction, Document, IndexingJob, IndexingJobItem
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.dedup_support import (

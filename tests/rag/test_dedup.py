@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from rag.dedup import chunks_detach, contradiction_resolve, document_merge, record_provenance, workspace_merge
-from rag.dedup_search import neighbours_sql, search_plan
-from rag.facts import extract_facts, fact_differences, highlight_segments
+from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, record_provenance, workspace_merge
+from rag.dedup.neighbours import neighbours_sql, search_plan
+from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
 from rag.models import CanonicalRecord, ChunkVariant, Contradiction, Document
 from rag.services import documents_archive, documents_unarchive, indexing_job_create, job_item_run
 from tests.factories import UserFactory, WorkspaceFactory
@@ -620,7 +620,7 @@ def test_demo_corpus_versions_merge_newest_first_and_conflicts_are_named(workspa
 def test_a_merge_waiting_too_long_for_its_workspace_fails_with_an_error_the_task_retries(workspace, settings):
     from django.db import OperationalError
 
-    from rag.dedup import _LOCK_NAMESPACE
+    from rag.dedup.merge import _LOCK_NAMESPACE
     from rag.tasks import TRANSIENT_ERRORS, merge_document
 
     document = troubleshooting_document(workspace, "2.0")

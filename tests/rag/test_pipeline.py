@@ -201,7 +201,7 @@ def test_ingest_command_sync_summarises_and_fails_on_a_failed_document(workspace
 def test_ingest_command_sync_merges_versions_in_process_and_queues_nothing(
         workspace, tmp_path, encoder, django_capture_on_commit_callbacks):
     from config.celery import app
-    from rag.dedup import workspace_merge
+    from rag.dedup.merge import workspace_merge
     from rag.models import CanonicalRecord
     from tests.rag.synthetic_corpus import generate, write_markdown
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from rag import embeddings
-from rag.dedup import workspace_merge
+from rag.dedup.merge import workspace_merge
 from rag.models import CanonicalRecord
 from rag.retrieval import search
 from tests.rag.retrieval_helpers import add_document, license_workspace, options

@@ -131,7 +131,7 @@ class Command(BaseCommand):
         from licensing.features import RETRIEVAL_INTEGRATION
         from licensing.models import License, LicenseTier
         from licensing.services import has_feature, license_save
-        from rag.dedup import workspace_merge
+        from rag.dedup.merge import workspace_merge
         from rag.services import indexing_job_create, job_item_run
 
         target, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": "Evaluation"})

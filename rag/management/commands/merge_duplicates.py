@@ -27,7 +27,7 @@ class Command(BaseCommand):
             result = merge_workspace.delay(target.pk)
             self.stdout.write(f"queued merge of {target.slug}: task {result.id}")
             return
-        from rag.dedup import workspace_merge
+        from rag.dedup.merge import workspace_merge
 
         stats = workspace_merge(workspace_id=target.pk)
         self.stdout.write(

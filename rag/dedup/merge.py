@@ -31,8 +31,8 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from rag.dedup_search import neighbours, pairwise_edges, search_plan
-from rag.facts import fact_differences
+from rag.dedup.facts import fact_differences
+from rag.dedup.neighbours import neighbours, pairwise_edges, search_plan
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 
 logger = logging.getLogger(__name__)
