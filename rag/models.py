@@ -45,6 +45,28 @@ class DocType(models.Model):
         return self.name
 
 
+class DocumentFamily(models.Model):
+    """Documents that are versions of one another; members are ordered oldest to newest.
+
+    Kept by rag.lineage.families after every merge; a staff user may split, join or
+    reorder a family in the admin, and `edited_by_hand` then keeps automatic evidence
+    from undoing that.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="families")
+    name = models.CharField(max_length=500, help_text="The members' shared title, without version labels.")
+    edited_by_hand = models.BooleanField(default=False, help_text="Membership or order set by a person.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "document families"
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class DocumentQuerySet(models.QuerySet["Document"]):
     def active(self) -> "DocumentQuerySet":
         return self.filter(archived=False)
@@ -74,6 +96,21 @@ class Document(models.Model):
     error = models.TextField(blank=True, help_text="Why the last indexing of this file failed.")
     archived = models.BooleanField(default=False, help_text="Missing from its folder at the last ingest; not searched.")
     chunk_count = models.PositiveIntegerField(default=0)
+    date_set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+", help_text="Who set the date by hand; a re-index keeps it.")
+    version_label = models.CharField(max_length=50, blank=True, help_text='As shown: "3.0", "2.1.4".')
+    version_key = models.CharField(max_length=100, blank=True, db_index=True,
+                                   help_text="version_label in a form that sorts as versions do.")
+    version_source = models.CharField(max_length=30, blank=True)
+    version_set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="+", help_text="Who set the version by hand; a re-index keeps it.")
+    family = models.ForeignKey(DocumentFamily, null=True, blank=True, on_delete=models.SET_NULL, related_name="members")
+    family_position = models.PositiveIntegerField(null=True, blank=True, help_text="0 is the oldest member.")
+    is_latest_version = models.BooleanField(default=True, help_text="No newer member in its family.")
+    copy_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="copies",
+                                help_text="A member whose content this document repeats; it takes that place.")
+    lineage_note = models.CharField(max_length=300, blank=True,
+                                    help_text="Where the version label and the date disagree on the order.")
     indexed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -89,8 +126,31 @@ class Document(models.Model):
         "rst_date": "reStructuredText :Date: field",
         "html_meta_date": "HTML date meta tag",
         "mtime": "file modification time",
+        "upload_time": "upload time (no date in or on the file)",
+        "set_by_hand": "set by hand",
         "unknown": "nothing: no date found",
     }
+    VERSION_SOURCE_LABELS = {
+        "frontmatter": "frontmatter version",
+        "asciidoc_revnumber": "AsciiDoc :revnumber:",
+        "rst_version": "reStructuredText :Version: field",
+        "pdf_metadata": "PDF metadata",
+        "title": "title",
+        "filename": "file name",
+        "path": "folder name",
+        "set_by_hand": "set by hand",
+    }
+    # How far a date can be trusted: an explicit date in the file beats the file system, which beats the upload.
+    WEAK_DATE_SOURCES = {"mtime": 1, "upload_time": 0, "unknown": 0, "": 0}
+
+    @property
+    def date_confidence(self) -> int:
+        """2 in-file or by hand, 1 file mtime, 0 upload time or none."""
+        return self.WEAK_DATE_SOURCES.get(self.date_source, 2)
+
+    @property
+    def version_source_label(self) -> str:
+        return self.VERSION_SOURCE_LABELS.get(self.version_source, self.version_source or "—")
 
     @property
     def date_source_label(self) -> str:
@@ -121,6 +181,14 @@ class Chunk(models.Model):
     total_chunks = models.PositiveIntegerField()
     chunk_position = models.CharField(max_length=10)
     embedding = VectorField(dimensions=EMBEDDING_DIM)
+    class Lineage(models.TextChoices):
+        CURRENT = "", "Current"
+        SUPERSEDED = "superseded", "Superseded"  # a newer family member says this in its own words
+        RETIRED = "retired", "Retired"  # gone from every newer family member
+
+    lineage = models.CharField(max_length=12, choices=Lineage.choices, blank=True, default="", db_index=True)
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                      help_text="Its counterpart in the newest member that has one.")
     # Kept by PostgreSQL itself, so it can never drift from the text.
     search_vector = models.GeneratedField(
         expression=SearchVector("heading_path", weight="A", config="english")
@@ -193,6 +261,10 @@ class IndexingJobItem(models.Model):
     document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="job_items")
     path = models.CharField(max_length=1024, help_text="The document path as it will be stored.")
     source_file = models.CharField(max_length=2048, help_text="Where the worker reads the bytes.")
+    file_mtime = models.FloatField(null=True, blank=True,
+                                   help_text="The file's own mtime when the bytes' copy lost it (browser, zip).")
+    mtime_is_upload_time = models.BooleanField(default=False,
+                                               help_text="Nothing told us when the file was written.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)
     chunk_count = models.PositiveIntegerField(default=0)

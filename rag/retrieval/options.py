@@ -124,6 +124,10 @@ class SearchOptions:
     recency_half_life_days: float | None = None
     recency_weight: float | None = None
     query_embedding: tuple[float, ...] | None = None  # already encoded by the caller
+    version_aware: bool = True  # superseded passages give way to their newest counterpart (every tier)
+    as_of_version: str = ""  # answer from the family members current at this version label
+    as_of_date: datetime | None = None  # ... or at this date
+    analyse_query: bool = True  # read version, date and change mentions out of the query text
 
     @property
     def workspace_id(self) -> int:
@@ -171,6 +175,7 @@ class SearchOptions:
             for key, value in asdict(self).items()
             if key not in ("workspace", "filters", "query_embedding")
         }
+        data["as_of_date"] = self.as_of_date.isoformat() if self.as_of_date else None
         data["doc_type_override"] = list(self.doc_type_override)
         data["workspace_id"] = self.workspace_id
         return data
