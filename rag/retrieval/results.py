@@ -38,6 +38,13 @@ class SearchResult:
     collapsed_chunk_ids: list[int] = field(default_factory=list)  # candidates this result stands for
     variants: list[dict] | None = None  # include_variant_metadata
     provenance: dict | None = None  # include_provenance
+    family_id: int | None = None
+    version_label: str = ""
+    is_latest_version: bool = True
+    lineage: str = ""  # "" current, "superseded" (shown only when asked for an older version), "retired"
+    superseded_by: int | None = None  # the newer counterpart's chunk id
+    superseded_by_label: str = ""  # its document's version label, for "2.1 · superseded by 3.0"
+    replaced_chunk_id: int | None = None  # the older chunk whose slot this newer one took
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -58,6 +65,13 @@ class SearchResult:
             "source_type": self.source_type,
             "ranks": self.ranks,
             "collapsed_chunk_ids": self.collapsed_chunk_ids,
+            "family_id": self.family_id,
+            "version_label": self.version_label,
+            "is_latest_version": self.is_latest_version,
+            "lineage": self.lineage,
+            "superseded_by": self.superseded_by,
+            "superseded_by_label": self.superseded_by_label,
+            "replaced_chunk_id": self.replaced_chunk_id,
             "text": self.text,
         }
         if self.variants is not None:
