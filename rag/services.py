@@ -167,7 +167,10 @@ def job_item_run(*, item_id: int, merge_inline: bool = False) -> str:
         return item.status
     IndexingJobItem.objects.filter(pk=item_id).update(status=IndexingJobItem.Status.RUNNING, started_at=timezone.now())
     try:
-        outcome = document_index(workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file))
+        outcome = document_index(
+            workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
+            file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
+        )
     except Exception as exc:
         # Transient errors are retried by the task; anything else must still end the item.
         from rag.tasks import TRANSIENT_ERRORS

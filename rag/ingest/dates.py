@@ -31,7 +31,7 @@ class DocDate:
 
     value: datetime | None
     # pdf_moddate, pdf_creationdate, frontmatter, asciidoc_revdate, asciidoc_date, rst_date,
-    # html_meta_date, mtime, unknown
+    # html_meta_date, mtime, upload_time, unknown
     source: str
 
 
@@ -131,8 +131,12 @@ def _as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-def resolve_doc_date(parsed: ParsedDocument, mtime: float | None) -> DocDate:
-    """The best date for a document and where it came from; unparsable sources are skipped."""
+def resolve_doc_date(parsed: ParsedDocument, mtime: float | None, *, mtime_source: str = "mtime") -> DocDate:
+    """The best date for a document and where it came from; unparsable sources are skipped.
+
+    mtime_source: "upload_time" when `mtime` is only when the file reached us (a browser that
+    sent no lastModified), the least trustworthy date of all.
+    """
     for key, source in (("ModDate", "pdf_moddate"), ("CreationDate", "pdf_creationdate")):
         raw = parsed.pdf_dates.get(key)
         if raw and (value := parse_pdf_date(raw)) is not None:
@@ -152,7 +156,7 @@ def resolve_doc_date(parsed: ParsedDocument, mtime: float | None) -> DocDate:
             if (value := parse_loose_date(meta.get(name))) is not None:
                 return DocDate(value, "html_meta_date")
     if mtime is not None:
-        return DocDate(datetime.fromtimestamp(mtime, tz=UTC), "mtime")
+        return DocDate(datetime.fromtimestamp(mtime, tz=UTC), mtime_source)
     return DocDate(None, "unknown")
 
 

@@ -109,8 +109,15 @@ def _json_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         return {key: str(value)[:500] for key, value in metadata.items()}
 
 
-def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexOutcome:
-    """Index one file; a bad file fails alone with a reason a person can act on."""
+def document_index(
+    *, workspace_id: int, path: str, source_file: Path, file_mtime: float | None = None,
+    mtime_is_upload_time: bool = False,
+) -> IndexOutcome:
+    """Index one file; a bad file fails alone with a reason a person can act on.
+
+    file_mtime: the file's own mtime when the stored copy lost it (browser upload, zip member);
+    mtime_is_upload_time: nothing told us when the file was written, so its date is the upload's.
+    """
     try:
         detect_format(Path(path))
     except UnsupportedFormat as exc:
@@ -121,7 +128,7 @@ def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexO
             limit_mb = settings.INGEST_MAX_FILE_BYTES / 1024 / 1024
             return _fail(workspace_id, path, f"file is {size / 1024 / 1024:.1f} MB, over the {limit_mb:.0f} MB limit", size=size)
         data = source_file.read_bytes()
-        mtime = source_file.stat().st_mtime
+        mtime = file_mtime if file_mtime is not None else source_file.stat().st_mtime
     except OSError as exc:
         return _fail(workspace_id, path, f"cannot read the file: {exc.strerror or exc}")
 
@@ -141,7 +148,7 @@ def document_index(*, workspace_id: int, path: str, source_file: Path) -> IndexO
     except UnsupportedFormat as exc:
         return IndexOutcome(status="skipped", error=str(exc))
 
-    doc_date = resolve_doc_date(parsed, mtime)
+    doc_date = resolve_doc_date(parsed, mtime, mtime_source="upload_time" if mtime_is_upload_time else "mtime")
     drafts: list[ChunkDraft] = chunk_document(
         parsed,
         target_words=settings.CHUNK_TARGET_WORDS,
