@@ -23,24 +23,32 @@ MATCH_MODES = ("any", "all")
 RECENCY_MODES = ("auto", "on", "off")
 MAX_TOP_K = 100
 MAX_CANDIDATE_POOL = 1000
+MAX_VERSION_LABEL = 50  # Document.version_label's length
 
 
 class SearchOptionError(ValueError):
     """A bad option; the message is shown to the person who gave it (API 400, CLI error)."""
 
 
-def parse_datetime_bound(value: str | date | datetime | None, *, name: str) -> datetime | None:
-    """An ISO date or date-time as an aware datetime; a bare date means its local midnight."""
+def parse_datetime_bound(
+    value: str | date | datetime | None, *, name: str, end_of_day: bool = False,
+) -> datetime | None:
+    """An ISO date or date-time as an aware datetime; a bare date means its local midnight.
+
+    `end_of_day` makes a bare date mean its last instant instead: "as of 2025-03-15"
+    includes what was written that day.
+    """
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
         return value if timezone.is_aware(value) else timezone.make_aware(value)
+    day_time = time.max if end_of_day else time.min
     if isinstance(value, date):
-        return timezone.make_aware(datetime.combine(value, time.min))
+        return timezone.make_aware(datetime.combine(value, day_time))
     text = str(value).strip()
     try:
         if len(text) == 10:
-            return timezone.make_aware(datetime.combine(date.fromisoformat(text), time.min))
+            return timezone.make_aware(datetime.combine(date.fromisoformat(text), day_time))
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise SearchOptionError(f"{name}: {value!r} is not an ISO date (YYYY-MM-DD) or date-time") from None
@@ -223,6 +231,14 @@ def _choice(params: Mapping[str, Any], name: str, choices: tuple[str, ...], defa
     return value
 
 
+def _version_label(params: Mapping[str, Any], name: str) -> str:
+    """A label as written ("3.0", "v2.1"); whether the workspace has it is the search's business."""
+    label = str(params.get(name) or "").strip()
+    if len(label) > MAX_VERSION_LABEL or not label.isprintable():
+        raise SearchOptionError(f"{name} must be a version label such as 3.0 (at most {MAX_VERSION_LABEL} characters)")
+    return label
+
+
 def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
     """SearchOptions from query-string style parameters; SearchOptionError names the bad one.
 
@@ -230,12 +246,15 @@ def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
     created_after, source_type, tag, tags_match, entity, entities_match,
     only_doc_type (hard filter), doc_type (boost override), include_archived,
     include_variants (do not collapse canonicals), dedup, dedup_threshold,
-    variant_metadata, provenance, recency (auto|on|off), doc_type_boost.
+    variant_metadata, provenance, recency (auto|on|off), doc_type_boost,
+    version_aware (superseded passages give way to the newest), as_of_version
+    (a version label), as_of_date (a date: the whole day counts).
     """
     known = {
         "q", "workspace", "top_k", "mode", "pool", "date_from", "date_to", "when", "created_after", "source_type",
         "tag", "tags_match", "entity", "entities_match", "only_doc_type", "doc_type", "include_archived",
         "include_variants", "dedup", "dedup_threshold", "variant_metadata", "provenance", "recency", "doc_type_boost",
+        "version_aware", "as_of_version", "as_of_date",
     }
     unknown = sorted(set(params.keys()) - known)
     if unknown:
@@ -267,6 +286,9 @@ def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
         doc_type_boost=_number(params, "doc_type_boost", float),
         doc_type_override=_list(params, "doc_type"),
         recency=_choice(params, "recency", RECENCY_MODES, "auto"),
+        version_aware=_bool(params, "version_aware", True),
+        as_of_version=_version_label(params, "as_of_version"),
+        as_of_date=parse_datetime_bound(params.get("as_of_date"), name="as_of_date", end_of_day=True),
     )
     options.validate()
     return options

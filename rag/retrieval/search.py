@@ -332,6 +332,8 @@ def search_for_chat(
             include_provenance=bool(options.get("provenance")),
             doc_type_override=(doc_type,) if doc_type else (),
             query_embedding=tuple(query_embedding) if query_embedding is not None else None,
+            as_of_version=options.get("as_of_version", ""),
+            as_of_date=parse_datetime_bound(options.get("as_of_date"), name="as_of_date", end_of_day=True),
         ),
     )
     return results, results.describe()
