@@ -73,6 +73,8 @@ def scoped_documents(*, workspace_id: int, filters: SearchFilters, now: datetime
         documents = documents.filter(source_type__in=filters.source_types)
     if filters.doc_types:
         documents = documents.filter(doc_type__in=filters.doc_types)
+    if filters.document_ids is not None:
+        documents = documents.filter(pk__in=filters.document_ids)
     if filters.tags:
         lookup = "tags__contains" if filters.tags_match == "all" else "tags__overlap"
         documents = documents.filter(**{lookup: list(filters.tags)})
@@ -85,7 +87,7 @@ def scoped_documents(*, workspace_id: int, filters: SearchFilters, now: datetime
 def _filters_beyond_archived(filters: SearchFilters, *, now: datetime | None) -> bool:
     bounds = filters.date_bounds(now=now)
     return bool(bounds.start or bounds.end or filters.source_types or filters.doc_types or filters.tags
-                or filters.entities)
+                or filters.entities or filters.document_ids is not None)
 
 
 def _counts_cached(key: tuple, count_sql: str, count_params: list) -> tuple[int, int]:

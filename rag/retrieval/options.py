@@ -75,6 +75,7 @@ class SearchFilters:
     entities_match: str = "any"
     doc_types: tuple[str, ...] = ()
     include_archived: bool = False
+    document_ids: tuple[int, ...] | None = None  # only these documents (a question about a version or a date)
 
     def phrase_range(self, *, now: datetime | None = None) -> DateRange | None:
         if not self.date_phrase:
@@ -107,6 +108,8 @@ class SearchFilters:
             data[key] = data[key].isoformat() if data[key] else None
         for key in ("source_types", "tags", "entities", "doc_types"):
             data[key] = list(data[key])
+        if self.document_ids is not None:
+            data["document_ids"] = list(self.document_ids)
         data["resolved_date_range"] = self.date_bounds(now=now).as_dict()
         return data
 
