@@ -98,18 +98,18 @@ class Document(models.Model):
     chunk_count = models.PositiveIntegerField(default=0)
     date_set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+", help_text="Who set the date by hand; a re-index keeps it.")
-    version_label = models.CharField(max_length=50, blank=True, help_text='As shown: "3.0", "2.1.4".')
-    version_key = models.CharField(max_length=100, blank=True, db_index=True,
+    version_label = models.CharField(max_length=50, blank=True, db_default="", help_text='As shown: "3.0", "2.1.4".')
+    version_key = models.CharField(max_length=100, blank=True, db_default="", db_index=True,
                                    help_text="version_label in a form that sorts as versions do.")
-    version_source = models.CharField(max_length=30, blank=True)
+    version_source = models.CharField(max_length=30, blank=True, db_default="")
     version_set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                        related_name="+", help_text="Who set the version by hand; a re-index keeps it.")
     family = models.ForeignKey(DocumentFamily, null=True, blank=True, on_delete=models.SET_NULL, related_name="members")
     family_position = models.PositiveIntegerField(null=True, blank=True, help_text="0 is the oldest member.")
-    is_latest_version = models.BooleanField(default=True, help_text="No newer member in its family.")
+    is_latest_version = models.BooleanField(default=True, db_default=True, help_text="No newer member in its family.")
     copy_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="copies",
                                 help_text="A member whose content this document repeats; it takes that place.")
-    lineage_note = models.CharField(max_length=300, blank=True,
+    lineage_note = models.CharField(max_length=300, blank=True, db_default="",
                                     help_text="Where the version label and the date disagree on the order.")
     indexed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -186,7 +186,8 @@ class Chunk(models.Model):
         SUPERSEDED = "superseded", "Superseded"  # a newer family member says this in its own words
         RETIRED = "retired", "Retired"  # gone from every newer family member
 
-    lineage = models.CharField(max_length=12, choices=Lineage.choices, blank=True, default="", db_index=True)
+    # db_default: rows written by raw SQL (bulk loads, benchmarks) start current too.
+    lineage = models.CharField(max_length=12, choices=Lineage.choices, blank=True, default="", db_default="")
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
                                       help_text="Its counterpart in the newest member that has one.")
     # Kept by PostgreSQL itself, so it can never drift from the text.
@@ -263,7 +264,7 @@ class IndexingJobItem(models.Model):
     source_file = models.CharField(max_length=2048, help_text="Where the worker reads the bytes.")
     file_mtime = models.FloatField(null=True, blank=True,
                                    help_text="The file's own mtime when the bytes' copy lost it (browser, zip).")
-    mtime_is_upload_time = models.BooleanField(default=False,
+    mtime_is_upload_time = models.BooleanField(default=False, db_default=False,
                                                help_text="Nothing told us when the file was written.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)
