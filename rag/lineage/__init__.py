@@ -1,0 +1,1 @@
+"""Version lineage: version labels, document families, superseded passages and version-aware query analysis."""
