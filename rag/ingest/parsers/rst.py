@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import textwrap
+from typing import Any
 
 from rag.ingest.parsers._common import (
     Block,
@@ -16,7 +18,7 @@ from rag.ingest.parsers._common import (
 )
 
 _ADORNMENT_CHARS = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_EXPLICIT_MARKUP = re.compile(r"^\.\.(?:\s+(.*))?$")
+_EXPLICIT_MARKUP = re.compile(r"^(\s*)\.\.(?:\s+(.*))?$")
 _DIRECTIVE = re.compile(r"^(?:\|[^|]+\|\s+)?([\w:-]+)::(?:\s+(.*))?$")
 _OPTION = re.compile(r"^\s*:[\w\s-]+:(?:\s|$)")
 _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "highlight", "parsed-literal"}
@@ -25,12 +27,27 @@ _DROPPED_DIRECTIVES = {
 }  # fmt: skip
 _ARGUMENT_IS_TEXT = {
     "note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error",
-    "admonition", "seealso", "topic", "sidebar", "rubric", "deprecated", "versionadded", "versionchanged",
+    "admonition", "seealso", "topic", "sidebar", "rubric",
 }  # fmt: skip
+# Sphinx object descriptions (`.. confval:: html_theme`, `.. py:method:: run()`): the argument is
+# the name a reader looks for (`.. module::` shows none). Matched without domain or autodoc's `auto`.
+_SIGNATURE_DIRECTIVES = {
+    "describe", "object", "function", "class", "method", "classmethod", "staticmethod", "attribute",
+    "property", "data", "exception", "decorator", "confval", "option", "cmdoption", "envvar", "event",
+    "role", "directive",
+}  # fmt: skip
+# Sphinx's own wording, so the text reads as it does on the built page.
+_VERSION_DIRECTIVES = {
+    "versionadded": ("added", "New in version {}"),
+    "versionchanged": ("changed", "Changed in version {}"),
+    "deprecated": ("deprecated", "Deprecated since version {}"),
+    "versionremoved": ("removed", "Removed in version {}"),
+}
 _FIELD = re.compile(r"^:((?:[^:\\\s]|\\.)(?:[^:\\]|\\.)*):(?:\s+(.*))?$")  # `:Date: 2025-02-27`
 _LITERAL = re.compile(r"``([^`]+)``")
 _INLINE_RULES: InlineRules = (
     (re.compile(r":(?:[\w+.-]+:){1,2}`([^`<]*?)\s*<[^`>]*>`"), r"\1"),  # :ref:`Text <label>`
+    (re.compile(r":(?:[\w+.-]+:){1,2}`~(?:[^`]*\.)?([^`.]+)`"), r"\1"),  # :meth:`~a.B.run` reads "run"
     (re.compile(r":(?:[\w+.-]+:){1,2}`([^`]*)`"), r"\1"),  # :command:`docent`, :py:func:`x`
     (re.compile(r"`([^`<]+?)\s*<[^`>]*>`__?"), r"\1"),  # `Text <https://...>`_
     (re.compile(r"`([^`]+)`__?"), r"\1"),
@@ -40,7 +57,7 @@ _INLINE_RULES: InlineRules = (
 )
 
 
-def _adornment(line: str) -> str | None:
+def adornment(line: str) -> str | None:
     """The character of an underline/overline (`=====`), or None for any other line."""
     stripped = line.rstrip()
     if len(stripped) >= 3 and stripped[0] in _ADORNMENT_CHARS and stripped == stripped[0] * len(stripped):
@@ -59,87 +76,28 @@ def _strip_inline(text: str) -> str:
     return "".join(out)
 
 
-def _indented_block(lines: list[str], start: int) -> tuple[list[str], int]:
-    """Lines from `start` up to the next non-blank line that is not indented."""
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _indented_block(lines: list[str], start: int, indent: int = 0) -> tuple[list[str], int]:
+    """Lines from `start` up to the next non-blank line indented `indent` or less."""
     end = start
-    while end < len(lines) and (not lines[end].strip() or lines[end][0].isspace()):
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
         end += 1
     return lines[start:end], end
 
 
+def _is_signature(directive: str) -> bool:
+    name = directive.rpartition(":")[2]
+    return name in _SIGNATURE_DIRECTIVES or name.removeprefix("auto") in _SIGNATURE_DIRECTIVES
+
+
 def parse_rst(stem: str, text: str) -> ParsedDocument:
-    lines = text.splitlines()
-    writer = BlockWriter()
-    styles: list[tuple[bool, str]] = []  # (has overline, character), in order of first use
-    style_uses: dict[tuple[bool, str], int] = {}
-    previous_blank, literal_pending = True, False
-    docinfo = _Docinfo()
-    index = 0
-
-    def add_heading(style: tuple[bool, str], heading: str) -> None:
-        if style not in styles:
-            styles.append(style)
-        style_uses[style] = style_uses.get(style, 0) + 1
-        writer.heading(styles.index(style) + 1, _strip_inline(heading))
-
-    while index < len(lines):
-        line = lines[index]
-        stripped = line.strip()
-        if not stripped:
-            writer.line("")
-            previous_blank = True
-            index += 1
-            continue
-        if literal_pending and line[0].isspace():  # the indented block after a `::` paragraph
-            block, index = _indented_block(lines, index)
-            writer.verbatim("\n".join(block))
-            literal_pending, previous_blank = False, True
-            continue
-        literal_pending = False
-        over = _adornment(line)
-        if over and index + 2 < len(lines) and lines[index + 1].strip():
-            under_line = lines[index + 2].rstrip()
-            heading = lines[index + 1].strip()
-            if _adornment(under_line) == over and len(under_line) >= len(heading):
-                add_heading((True, over), heading)
-                index += 3
-                previous_blank = True
-                continue
-        under = _adornment(lines[index + 1]) if index + 1 < len(lines) else None
-        if under and not over and previous_blank and not line[0].isspace():
-            if len(lines[index + 1].rstrip()) >= len(stripped):
-                add_heading((False, under), stripped)
-                index += 2
-                previous_blank = True
-                continue
-        if over:  # a transition, or an underline too short to make a heading
-            writer.line("")
-            index += 1
-            continue
-        if sum(style_uses.values()) <= 1 and _FIELD.match(line) and not writer.has_text():
-            # A field list before any text, at the top or under the title: docutils' docinfo.
-            block, end = _indented_block(lines, index + 1)
-            docinfo.add(writer, index + 1, [line, *block])
-            index = end
-            previous_blank = True
-            continue
-        if match := _EXPLICIT_MARKUP.match(line):
-            block, index = _indented_block(lines, index + 1)
-            _read_explicit_markup(match.group(1) or "", block, writer)
-            previous_blank = True
-            continue
-        if stripped == "::":
-            literal_pending = True
-            writer.line("")
-        else:
-            literal_pending = stripped.endswith("::")
-            if literal_pending:  # "Example::" reads "Example:" and "Example ::" reads "Example"
-                stripped = stripped[:-2].rstrip() + (":" if not stripped[:-2].endswith(" ") else "")
-            writer.line(_strip_inline(stripped))
-        previous_blank = False
-        index += 1
-
-    blocks = writer.finish()
+    reader = _Reader()
+    reader.read(text.splitlines())
+    blocks = reader.writer.finish()
+    styles, style_uses, docinfo = reader.styles, reader.style_uses, reader.docinfo
     title: str | None = None
     # As docutils does: the first heading style is the title only if it titles nothing else.
     if styles and style_uses[styles[0]] == 1:
@@ -153,13 +111,136 @@ def parse_rst(stem: str, text: str) -> ParsedDocument:
         first = next(i for i, block in enumerate(blocks) if isinstance(block, Heading))
         blocks = [*blocks[:first], *blocks[first + 1 :]]
     title = title or stem
+    metadata: dict[str, Any] = dict(docinfo.fields)
+    if reader.version_directives:
+        metadata["version_directives"] = reader.version_directives
     return ParsedDocument(
         title=title,
         format="rst",
         sections=build_sections(title, blocks),
-        metadata=docinfo.fields,
+        metadata=metadata,
         metadata_lines=docinfo.lines,
     )
+
+
+class _Reader:
+    """Turns reST lines into blocks; directive bodies are read by the same rules, nested."""
+
+    def __init__(self) -> None:
+        self.writer = BlockWriter()
+        self.styles: list[tuple[bool, str]] = []  # (has overline, character), in order of first use
+        self.style_uses: dict[tuple[bool, str], int] = {}
+        self.docinfo = _Docinfo()
+        # Sphinx versionadded/versionchanged/deprecated, in reading order: version evidence.
+        self.version_directives: list[dict[str, str]] = []
+
+    def add_heading(self, style: tuple[bool, str], heading: str) -> None:
+        if style not in self.styles:
+            self.styles.append(style)
+        self.style_uses[style] = self.style_uses.get(style, 0) + 1
+        self.writer.heading(self.styles.index(style) + 1, _strip_inline(heading))
+
+    def read(self, lines: list[str], nested: bool = False) -> None:
+        """Read a run of lines; `nested` (a directive's body) can hold no headings or docinfo."""
+        writer = self.writer
+        previous_blank = True
+        literal_indent: int | None = None  # set after a paragraph that ends with `::`
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            stripped = line.strip()
+            if not stripped:
+                writer.line("")
+                previous_blank = True
+                index += 1
+                continue
+            if literal_indent is not None and _indent(line) > literal_indent:  # the block after `::`
+                block, index = _indented_block(lines, index, literal_indent)
+                writer.verbatim("\n".join(block))
+                literal_indent, previous_blank = None, True
+                continue
+            literal_indent = None
+            over = adornment(line)
+            if not nested and over and index + 2 < len(lines) and lines[index + 1].strip():
+                under_line = lines[index + 2].rstrip()
+                heading = lines[index + 1].strip()
+                if adornment(under_line) == over and len(under_line) >= len(heading):
+                    self.add_heading((True, over), heading)
+                    index += 3
+                    previous_blank = True
+                    continue
+            under = adornment(lines[index + 1]) if index + 1 < len(lines) else None
+            if not nested and under and not over and previous_blank and not line[0].isspace():
+                if len(lines[index + 1].rstrip()) >= len(stripped):
+                    self.add_heading((False, under), stripped)
+                    index += 2
+                    previous_blank = True
+                    continue
+            if over:  # a transition, or an underline too short to make a heading
+                writer.line("")
+                index += 1
+                continue
+            if not nested and sum(self.style_uses.values()) <= 1 and _FIELD.match(line) and not writer.has_text():
+                # A field list before any text, at the top or under the title: docutils' docinfo.
+                block, end = _indented_block(lines, index + 1)
+                self.docinfo.add(writer, index + 1, [line, *block])
+                index = end
+                previous_blank = True
+                continue
+            if match := _EXPLICIT_MARKUP.match(line):
+                block, index = _indented_block(lines, index + 1, len(match.group(1)))
+                self._explicit_markup(match.group(2) or "", block)
+                previous_blank = True
+                continue
+            if stripped == "::":
+                literal_indent = _indent(line)
+                writer.line("")
+            else:
+                if stripped.endswith("::"):  # "Example::" reads "Example:" and "Example ::" reads "Example"
+                    literal_indent = _indent(line)
+                    stripped = stripped[:-2].rstrip() + (":" if not stripped[:-2].endswith(" ") else "")
+                writer.line(_strip_inline(stripped))
+            previous_blank = False
+            index += 1
+
+    def _explicit_markup(self, body: str, block: list[str]) -> None:
+        """A `.. something` construct: keep what a reader sees, drop what only configures."""
+        writer = self.writer
+        directive = _DIRECTIVE.match(body)
+        writer.line("")
+        if directive is None:
+            if body.startswith("["):  # footnote or citation: its text is content
+                writer.line(_strip_inline(body))
+                for line in block:
+                    writer.line(_strip_inline(line))
+            # otherwise a comment, a hyperlink target or a substitution: nothing to read
+            writer.line("")
+            return
+        name, argument = directive.group(1).lower(), directive.group(2) or ""
+        content = list(block)
+        while content and _OPTION.match(content[0]):
+            content.pop(0)
+        content = textwrap.dedent("\n".join(content)).splitlines()
+        if name in _CODE_DIRECTIVES:
+            writer.verbatim("\n".join(content))
+        elif name in _VERSION_DIRECTIVES and argument:
+            self._version_change(name, argument, content)
+        elif name not in _DROPPED_DIRECTIVES:
+            if argument and (name in _ARGUMENT_IS_TEXT or _is_signature(name)):
+                writer.line(_strip_inline(argument))
+            self.read(content, nested=True)
+        writer.line("")
+
+    def _version_change(self, name: str, argument: str, content: list[str]) -> None:
+        """`.. versionchanged:: 4.1 note` reads "Changed in version 4.1: note", then its body."""
+        kind, label = _VERSION_DIRECTIVES[name]
+        version, _, note = argument.partition(" ")
+        self.version_directives.append({"kind": kind, "version": version})
+        while content and not content[0].strip():
+            content.pop(0)  # the label opens the first paragraph of the body, as in Sphinx
+        label = label.format(version)
+        self.writer.line(f"{label}: {_strip_inline(note)}" if note or content else f"{label}.")
+        self.read(content, nested=True)
 
 
 class _Docinfo:
@@ -195,29 +276,3 @@ class _Docinfo:
         for line in self.raw:
             writer.line(_strip_inline(line.strip()))
         return writer.finish()
-
-
-def _read_explicit_markup(body: str, block: list[str], writer: BlockWriter) -> None:
-    """A `.. something` construct: keep what a reader sees, drop what only configures."""
-    directive = _DIRECTIVE.match(body)
-    writer.line("")
-    if directive is None:
-        if body.startswith("["):  # footnote or citation: its text is content
-            writer.line(_strip_inline(body))
-            for line in block:
-                writer.line(_strip_inline(line))
-        # otherwise a comment, a hyperlink target or a substitution: nothing to read
-        writer.line("")
-        return
-    name, argument = directive.group(1).lower(), directive.group(2) or ""
-    content = list(block)
-    while content and _OPTION.match(content[0]):
-        content.pop(0)
-    if name in _CODE_DIRECTIVES:
-        writer.verbatim("\n".join(content))
-    elif name not in _DROPPED_DIRECTIVES:
-        if name in _ARGUMENT_IS_TEXT and argument:
-            writer.line(_strip_inline(argument))
-        for line in content:
-            writer.line(_strip_inline(line))
-    writer.line("")
