@@ -16,11 +16,12 @@ _TITLE_MAX = 80
 def parse_text(stem: str, text: str) -> ParsedDocument:
     """Plain text has no markup, so headings are guessed from layout; see _heading_level."""
     lines = text.splitlines()
-    first = next(index for index, line in enumerate(lines) if line.strip())
+    # Banners (`=====` above and below) are decoration: the title is the first line with words.
+    first = next((index for index, line in enumerate(lines) if _has_words(line)), None)
     title, start = stem, 0
-    if len(lines[first].strip()) < _TITLE_MAX:
+    if first is not None and len(lines[first].strip()) < _TITLE_MAX:
         title, start = squash(lines[first]), first + 1
-        if start < len(lines) and _UNDERLINE.match(lines[start]):
+        if start < len(lines) and _SEPARATOR.match(lines[start]):
             start += 1
     body = lines[start:]
 
@@ -29,9 +30,9 @@ def parse_text(stem: str, text: str) -> ParsedDocument:
     for index, line in enumerate(body):
         if index in underlines:
             continue
-        previous_blank = index == 0 or not body[index - 1].strip()
+        previous_blank = index == 0 or not body[index - 1].strip() or bool(_SEPARATOR.match(body[index - 1]))
         following = body[index + 1] if index + 1 < len(body) else ""
-        short = 0 < len(line.strip()) < _HEADING_MAX
+        short = _has_words(line) and len(line.strip()) < _HEADING_MAX
         if short and previous_blank and _UNDERLINE.match(following):
             levels[index] = 1 if "=" in following else 2
             underlines.add(index + 1)
@@ -52,6 +53,11 @@ def parse_text(stem: str, text: str) -> ParsedDocument:
         else:
             writer.line(line)
     return ParsedDocument(title=title, format="text", sections=build_sections(title, writer.finish()), metadata={})
+
+
+def _has_words(line: str) -> bool:
+    """A row of `=` or `-` is layout, never a title or a heading."""
+    return any(char.isalnum() for char in line)
 
 
 def _heading_level(line: str, following: str) -> int | None:
