@@ -16,6 +16,7 @@ from rag.ingest.parsers.html import parse_html
 from rag.ingest.parsers.markdown import parse_markdown
 from rag.ingest.parsers.pdf import parse_pdf
 from rag.ingest.parsers.rst import parse_rst
+from rag.ingest.parsers.sniff import sniff_markup
 from rag.ingest.parsers.text import parse_text
 
 __all__ = [
@@ -69,8 +70,31 @@ def parse_document(path: Path, data: bytes) -> ParsedDocument:
     text, encoding = decode_text(data)
     if not text.strip():
         raise ParseError("empty file")
-    parsed = _TEXT_PARSERS[doc_format](path.stem, text)
+    parser_format, evidence, stem = doc_format, "", path.stem
+    if doc_format == "text":
+        parser_format, evidence, stem = _text_markup(path, text)
+    parsed = _TEXT_PARSERS[parser_format](stem, text)
+    if parser_format != doc_format:
+        # Kept so that a person wondering why a .txt file has reST headings can see why.
+        parsed.metadata["sniffed_from"] = doc_format
+        parsed.metadata["sniff_evidence"] = evidence
     if encoding != "utf-8":
         # Kept so that someone looking at odd characters can see we guessed the encoding.
         parsed.metadata.setdefault("source_encoding", encoding)
     return parsed
+
+
+def _text_markup(path: Path, text: str) -> tuple[str, str, str]:
+    """The format a .txt file is really written in, the evidence, and the stem to fall back on.
+
+    A double extension (`install.rst.txt`, Sphinx's `_sources`) names it; otherwise the
+    content decides, and plain text stays plain unless the markup is unmistakable.
+    """
+    inner = Path(path.stem)
+    named = FORMATS_BY_EXTENSION.get(inner.suffix.lower(), "text")
+    if named in _TEXT_PARSERS and named != "text":
+        return named, f"file name ends {inner.suffix}{path.suffix}", inner.stem
+    sniffed = sniff_markup(text)
+    if sniffed is None:
+        return "text", "", path.stem
+    return sniffed.format, f"content: {sniffed.evidence}", path.stem

@@ -40,7 +40,9 @@ class Section:
 class ParsedDocument:
     """What every parser returns, whatever the format, so the pipeline has one shape to store.
 
-    metadata values are JSON-friendly (strings mostly; Markdown frontmatter may nest).
+    metadata values are JSON-friendly (strings mostly; Markdown frontmatter may nest; reST's
+    version_directives lists Sphinx versionadded/versionchanged/deprecated as {kind, version};
+    sniffed_from and sniff_evidence say why a .txt file was read as reST or Markdown).
     tags, entities, doc_type and source_type come from Markdown frontmatter only;
     pdf_dates holds the raw ModDate/CreationDate strings for dates.py to interpret;
     metadata_lines gives the source line of each AsciiDoc attribute and reST docinfo
