@@ -213,6 +213,11 @@ EMBEDDING_ENCODER = env.str("EMBEDDING_ENCODER", default="minilm")
 
 # Ingestion: files larger than this fail with a reason instead of filling memory.
 INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 1024)
+# Uploads: a folder holds more files than Django's default 100 per request; a .zip is unpacked
+# only up to these many supported members and bytes in all, so that a zip bomb fails as one item.
+DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=2000)
+UPLOAD_ZIP_MAX_MEMBERS = env.int("UPLOAD_ZIP_MAX_MEMBERS", default=5000)
+UPLOAD_ZIP_MAX_BYTES = env.int("UPLOAD_ZIP_MAX_BYTES", default=1024 * 1024 * 1024)
 # Chunk size in words: all-MiniLM-L6-v2 reads only 256 word pieces (measured: 200-250 words of
 # technical prose are ~308), so longer chunks would leave their tail out of the embedding.
 CHUNK_TARGET_WORDS = env.int("CHUNK_TARGET_WORDS", default=170)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import lzma
 import re
+import struct
 import uuid
+import zipfile
+import zlib
 from collections.abc import Iterable
-from pathlib import Path
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -14,6 +21,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from rag.ingest.parsers import UnsupportedFormat, detect_format
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 
 logger = logging.getLogger(__name__)
@@ -114,40 +122,208 @@ def _unchanged_documents(workspace: Workspace, files: list[Path]) -> dict[str, D
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ ()+-]+")
+# Folder names are cut shorter than file names so that a deep path still fits Document.path.
+_MAX_FOLDERS, _FOLDER_CHARS, _NAME_CHARS = 8, 60, 200
+_MB = 1024 * 1024
 
 
-def safe_upload_name(name: str) -> str:
-    """A bare file name: no folders, no traversal, no control characters."""
-    base = name.replace("\\", "/").split("/")[-1]
-    base = _UNSAFE.sub("_", base).strip(" .")
-    return base[:200] or "upload"
+def safe_upload_path(name: str) -> str:
+    """A relative path made safe: no traversal, no absolute path, no backslashes, no control characters."""
+    parts = [part for part in (_UNSAFE.sub("_", raw).strip(" .") for raw in name.replace("\\", "/").split("/")) if part]
+    if not parts:
+        return "upload"
+    folders = [part[:_FOLDER_CHARS] for part in parts[:-1]][-_MAX_FOLDERS:]
+    return "/".join([*folders, parts[-1][:_NAME_CHARS]])
 
 
-def upload_job_create(*, workspace: Workspace, files: list[UploadedFile], created_by) -> IndexingJob:
-    """Store uploads under DATA_DIR and queue them; the stored name never leaves the job folder."""
+def _hidden(name: str) -> bool:
+    """Dotfiles, dot-folders (.git) and macOS resource forks in zips: never documents, as in `ingest FOLDER`."""
+    parts = name.replace("\\", "/").split("/")
+    return any((part.startswith(".") and part not in (".", "..")) or part == "__MACOSX" for part in parts)
+
+
+@dataclass(frozen=True)
+class IncomingFile:
+    """One browser upload and what only the browser knew: its path in a chosen folder, its mtime."""
+
+    upload: UploadedFile
+    relative_path: str  # the bare name unless it came from a folder
+    mtime: float | None = None  # seconds since the epoch; None: the browser sent no lastModified
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """A received file before we know which document it is."""
+
+    path: str  # the wanted document path, uploads/...
+    stored: str = ""
+    digest: str = ""
+    mtime: float | None = None
+    error: str = ""
+
+
+def _store(pieces: Iterable[bytes], batch_dir: Path, relative: str) -> tuple[str, str]:
+    """Write the bytes into the batch folder; returns where, and their SHA-256 (the pipeline's content_hash)."""
+    target = batch_dir / f"{uuid.uuid4().hex[:12]}-{PurePosixPath(relative).name}"
+    digest = hashlib.sha256()
+    with open(target, "wb") as out:
+        for piece in pieces:
+            digest.update(piece)
+            out.write(piece)
+    return str(target), digest.hexdigest()
+
+
+def _stage(incoming: IncomingFile, batch_dir: Path) -> list[_Staged]:
+    relative = safe_upload_path(incoming.relative_path)
+    if relative.lower().endswith(".zip"):
+        return _stage_zip(incoming.upload, relative, batch_dir)
+    if not incoming.upload.size:
+        return [_Staged(path=f"uploads/{relative}", error="empty file")]
+    stored, digest = _store(incoming.upload.chunks(), batch_dir, relative)
+    return [_Staged(path=f"uploads/{relative}", stored=stored, digest=digest, mtime=incoming.mtime)]
+
+
+def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path) -> list[_Staged]:
+    """A zip's supported members, each under uploads/<zip path without .zip>/ with its own mtime.
+
+    The limits apply to the sizes the archive declares, before anything is unpacked: zipfile
+    never yields more bytes than declared and checks the CRC, so a lying header fails its member.
+    """
+    try:
+        with zipfile.ZipFile(archive) as bundle:
+            members = [info for info in bundle.infolist() if _wanted_member(info)]
+            unpacked = sum(info.file_size for info in members if info.file_size <= settings.INGEST_MAX_FILE_BYTES)
+            if len(members) > settings.UPLOAD_ZIP_MAX_MEMBERS or unpacked > settings.UPLOAD_ZIP_MAX_BYTES:
+                reason = (f"archive too large: {len(members)} files, {unpacked / _MB:.0f} MB unpacked (limits "
+                          f"{settings.UPLOAD_ZIP_MAX_MEMBERS} files, {settings.UPLOAD_ZIP_MAX_BYTES / _MB:.0f} MB)")
+                return [_Staged(path=f"uploads/{relative}", error=reason)]
+            if not members:
+                return [_Staged(path=f"uploads/{relative}", error="no file of a supported type in the archive")]
+            folder = f"uploads/{relative[:-len('.zip')]}"
+            return [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir) for info in members]
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        return [_Staged(path=f"uploads/{relative}", error=f"not a readable zip archive: {exc}")]
+
+
+def _wanted_member(info: zipfile.ZipInfo) -> bool:
+    if info.is_dir() or _hidden(info.filename):
+        return False
+    try:
+        detect_format(Path(info.filename))
+    except UnsupportedFormat:
+        return False
+    return True
+
+
+def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch_dir: Path) -> _Staged:
+    """One zip member; a member that is too big, empty, encrypted or damaged fails alone."""
+    if info.file_size > settings.INGEST_MAX_FILE_BYTES:
+        limit_mb = settings.INGEST_MAX_FILE_BYTES / _MB
+        return _Staged(path=path, error=f"{info.file_size / _MB:.1f} MB unpacked, over the {limit_mb:.0f} MB limit")
+    if not info.file_size:
+        return _Staged(path=path, error="empty file")
+    try:
+        with bundle.open(info) as member:
+            stored, digest = _store(iter(lambda: member.read(_MB), b""), batch_dir, path)
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error, lzma.LZMAError) as exc:
+        return _Staged(path=path, error=f"cannot unpack this member: {exc}")
+    return _Staged(path=path, stored=stored, digest=digest, mtime=_zip_mtime(info))
+
+
+_ZIP_UNIX_TIME = 0x5455  # the "UT" extra field: mtime in UTC seconds, written by Info-ZIP and most tools
+_DOS_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
+    """The member's mtime: the UTC extra field if present, else the DOS time (no zone) read as UTC.
+
+    1980-01-01 00:00, the DOS epoch, is what reproducible-build tools write for "no date": None.
+    """
+    extra = info.extra  # zipfile has checked that each field's declared size is there
+    while len(extra) >= 4:
+        kind, size = struct.unpack("<HH", extra[:4])
+        if kind == _ZIP_UNIX_TIME and size >= 5 and extra[4] & 1:
+            return float(struct.unpack("<i", extra[5:9])[0])
+        extra = extra[4 + size:]
+    if info.date_time <= _DOS_EPOCH:
+        return None
+    return datetime(*info.date_time, tzinfo=UTC).timestamp()
+
+
+def _free_path(*, workspace: Workspace, wanted: str, digest: str, used: set[str]) -> str:
+    """`wanted`, or `name (2).ext`, `name (3).ext`, ... while a different file holds that path."""
+    def held(path: str) -> bool:
+        documents = Document.objects.filter(workspace=workspace, path=path).exclude(content_hash=digest)
+        # A failed document with nothing indexed holds no content to lose: the new file may take its path.
+        return path in used or documents.exclude(status=Document.Status.FAILED, chunk_count=0).exists()
+
+    candidate, number, wanted_path = wanted, 1, PurePosixPath(wanted)
+    while held(candidate):
+        number += 1
+        candidate = str(wanted_path.with_name(f"{wanted_path.stem} ({number}){wanted_path.suffix}"))
+    return candidate
+
+
+def _upload_items(workspace: Workspace, staged: list[_Staged]) -> list[IndexingJobItem]:
+    """One job item per received file, its identity decided by content, not by name.
+
+    A file identical to an indexed document (same SHA-256, whatever its name) is that document
+    and is not indexed twice; a different file whose path is taken becomes `name (2).ext`, never
+    a silent replacement (version lineage then relates the two if they are versions).
+    """
+    twins: dict[str, list[Document]] = {}
+    for document in Document.objects.filter(
+        workspace=workspace, archived=False, status=Document.Status.INDEXED,
+        content_hash__in={entry.digest for entry in staged if entry.digest},
+    ).only("pk", "path", "content_hash", "chunk_count").order_by("pk"):
+        twins.setdefault(document.content_hash, []).append(document)
+    now = timezone.now()
+    placed: dict[str, str] = {}  # digest -> the path it is indexed under in this batch
+    items = []
+    for entry in staged:
+        item = IndexingJobItem(path=entry.path, source_file=entry.stored, file_mtime=entry.mtime,
+                               mtime_is_upload_time=entry.mtime is None)
+        same = twins.get(entry.digest, [])
+        twin = next((document for document in same if document.path == entry.path), same[0] if same else None)
+        if entry.error:
+            item.status, item.error = IndexingJobItem.Status.FAILED, entry.error
+        elif twin is not None:
+            item.status, item.document, item.chunk_count = IndexingJobItem.Status.UNCHANGED, twin, twin.chunk_count
+            item.error = "" if twin.path == entry.path else f"identical to {twin.path}"
+        elif entry.digest in placed:
+            item.status, item.error = IndexingJobItem.Status.UNCHANGED, f"identical to {placed[entry.digest]} in this upload"
+        else:
+            item.path = placed[entry.digest] = _free_path(
+                workspace=workspace, wanted=entry.path, digest=entry.digest, used=set(placed.values()),
+            )
+        if item.status != IndexingJobItem.Status.QUEUED:
+            item.started_at = item.finished_at = now
+        items.append(item)
+    return items
+
+
+def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], created_by) -> IndexingJob:
+    """Store uploads under DATA_DIR and queue them; a stored file never leaves the batch folder.
+
+    A file keeps the mtime its browser sent (else its date is the upload's, and says so), a
+    folder its relative paths, a .zip its members' paths and mtimes. A bad file fails alone,
+    by name; the rest of the batch goes on.
+    """
     batch_dir = Path(settings.MEDIA_ROOT) / "uploads" / workspace.slug / uuid.uuid4().hex
     batch_dir.mkdir(parents=True, exist_ok=True)
-    stored: list[tuple[str, Path]] = []
-    used: set[str] = set()
-    for upload in files:
-        name = safe_upload_name(upload.name or "")
-        while name in used:
-            name = f"_{name}"
-        used.add(name)
-        target = batch_dir / name
-        with open(target, "wb") as out:
-            for piece in upload.chunks():
-                out.write(piece)
-        stored.append((f"uploads/{name}", target))
+    wanted = [incoming for incoming in files if not _hidden(incoming.relative_path)]
+    items = _upload_items(workspace, [entry for incoming in wanted for entry in _stage(incoming, batch_dir)])
+    hidden = len(files) - len(wanted)
     with transaction.atomic():
         job = IndexingJob.objects.create(
             workspace=workspace, source=IndexingJob.Source.UPLOAD, created_by=created_by,
-            description=f"{len(stored)} uploaded file(s)",
+            description=f"{len(items)} uploaded file(s)" + (f", {hidden} hidden file(s) left out" if hidden else ""),
         )
-        items = IndexingJobItem.objects.bulk_create(
-            IndexingJobItem(job=job, path=path, source_file=str(target)) for path, target in stored
-        )
-        ids = [item.pk for item in items]
+        for item in items:
+            item.job = job
+        IndexingJobItem.objects.bulk_create(items)
+        _job_finish_if_done(job.pk)  # every file identical or failed: nothing to wait for
+        ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
         transaction.on_commit(lambda: _enqueue_items(ids))
     return job
 

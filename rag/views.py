@@ -90,8 +90,8 @@ def upload(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if not form.is_valid():
             return render(request, "rag/upload.html", {"form": form}, status=400)
-        job = upload_job_create(workspace=request.workspace, files=form.cleaned_data["files"], created_by=request.user)
-        messages.info(request, f"Queued {job.items.count()} file(s) for indexing.")
+        job = upload_job_create(workspace=request.workspace, files=form.incoming_files(), created_by=request.user)
+        messages.info(request, f"Received {job.items.count()} file(s) for indexing.")
         return redirect("job-detail", pk=job.pk)
     return render(request, "rag/upload.html", {"form": form})
 

@@ -33,12 +33,13 @@ def test_upload_several_files_then_follow_the_job(logged_in_client, workspace, d
     assert response["Location"] == f"/jobs/{job.pk}/"
     assert len(callbacks) == 1  # enqueued only once the job is committed
     paths = sorted(job.items.values_list("path", flat=True))
-    assert paths == ["uploads/_guide.md", "uploads/guide.md", "uploads/passwd.txt"]
+    assert paths == ["uploads/guide.md", "uploads/guide.md", "uploads/passwd.txt"]  # the second guide.md is the first
     for item in job.items.all():
         assert "/uploads/" in item.source_file and ".." not in item.source_file
 
     page = logged_in_client.get(f"/jobs/{job.pk}/")
-    assert b'hx-trigger="every 1s"' in page.content and b"0 of 3" in page.content
+    assert b'hx-trigger="every 1s"' in page.content and b"1 of 3" in page.content
+    assert b"identical to uploads/guide.md in this upload" in page.content
     for item_id in job.items.values_list("pk", flat=True):
         job_item_run(item_id=item_id)
     fragment = logged_in_client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"})
