@@ -7,5 +7,6 @@ urlpatterns = [
     path("documents/", views.documents, name="documents"),
     path("documents/upload/", views.upload, name="upload"),
     path("documents/<int:pk>/", views.document_detail, name="document-detail"),
+    path("documents/<int:pk>/compare/", views.document_compare, name="document-compare"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
 ]

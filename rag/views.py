@@ -14,7 +14,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from rag.forms import DocumentFilterForm, UploadForm
 from rag.middleware import SESSION_KEY
 from rag.models import DocType
-from rag.selectors import document_get, document_list, job_get, job_list, workspace_get
+from rag.selectors import (
+    document_compare_base,
+    document_comparison,
+    document_family,
+    document_get,
+    document_list,
+    job_get,
+    job_list,
+    workspace_get,
+)
 from rag.sentences import sentence_spans
 from rag.services import job_progress, upload_job_create
 
@@ -72,14 +81,26 @@ def _cited_segments(text: str, chunk_id: int, sentence_ids: list[str]) -> list[t
 @require_GET
 def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     document = document_get(user=request.user, pk=pk)
-    chunks = list(document.chunks.order_by("chunk_index"))
+    chunks = list(document.chunks.select_related("superseded_by__document").order_by("chunk_index"))
     highlight = request.GET.get("chunk", "")
     sentence_ids = [s for s in request.GET.get("s", "").split(",") if s]
     if (highlight and not highlight.isdigit()) or any(not _SENTENCE_ID.match(s) for s in sentence_ids):
         return HttpResponseBadRequest("chunk must be a chunk id and s a comma-separated list of chunk_id.sentence ids")
     for chunk in chunks:
         chunk.segments = _cited_segments(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else None
-    return render(request, "rag/document_detail.html", {"document": document, "chunks": chunks, "highlight": highlight})
+    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document)}
+    return render(request, "rag/document_detail.html", context)
+
+
+@require_GET
+def document_compare(request: HttpRequest, pk: int) -> HttpResponse:
+    other = request.GET.get("with", "")
+    if other and not other.isdigit():
+        return HttpResponseBadRequest("with must be a document id")
+    document = document_get(user=request.user, pk=pk)
+    base = document_compare_base(user=request.user, document=document, other_id=int(other) if other else None)
+    comparison = document_comparison(first=base, second=document) if base else None
+    return render(request, "rag/compare.html", {"document": document, "comparison": comparison})
 
 
 @require_http_methods(["GET", "POST"])
