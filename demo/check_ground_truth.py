@@ -15,7 +15,15 @@ What is checked:
   expected_path and outdated paths, and outdated versions older than the
   expected version;
 * every answer pattern occurs in the expected document, and every outdated
-  pattern occurs in its outdated document. Patterns are lower-case strings
+  pattern occurs in its outdated document;
+* questions of kind "version" (asked about one release, `as_of`) name that
+  release in their text, their expected document is of that release, and
+  every `other_versions` entry is a document of another release stating
+  that release's different value;
+* questions of kind "change" have two `sides`, old release then newer one,
+  each a document of its release stating that release's value, and name the
+  older release in their text.
+  Patterns of every kind are checked the same way: Patterns are lower-case strings
   that must match both as a plain substring and as a Python regular
   expression, against the document text lower-cased with whitespace
   collapsed (PDF text comes from pdfplumber; other formats are read raw,
@@ -40,9 +48,12 @@ CORPUS = HERE / "corpus"
 WINDOW = 1200  # characters either side of the first pattern
 DOC_TYPES = {"api", "architecture", "operations", "troubleshooting", "user"}
 VERSIONS = {"2.0": 0, "2.1": 1, "3.0": 2}
+COMMON_FIELDS = {"id": str, "question": str, "answer": str, "doc_type": str, "trend": bool}
 FIELDS = {
-    "id": str, "question": str, "expected_path": str, "version": str, "answer": str,
-    "answer_patterns": list, "outdated": list, "doc_type": str, "trend": bool,
+    "current": {**COMMON_FIELDS, "expected_path": str, "version": str, "answer_patterns": list, "outdated": list},
+    "version": {**COMMON_FIELDS, "expected_path": str, "version": str, "as_of": str, "answer_patterns": list,
+                "other_versions": list},
+    "change": {**COMMON_FIELDS, "sides": list},
 }
 
 errors: list[str] = []
@@ -165,12 +176,68 @@ def check_manifest() -> dict[str, dict]:
     return entries
 
 
+def check_version_entry(entry: dict, entries: dict[str, dict], where: str) -> None:
+    """A {path, version, patterns} entry: a document of that release stating that release's value."""
+    path = entry.get("path", "")
+    if path in entries and entries[path]["version"] != entry.get("version"):
+        fail(f"{where}: version {entry.get('version')} != manifest version of {path}")
+    if entry.get("version") not in VERSIONS:
+        fail(f"{where}: bad version {entry.get('version')!r}")
+    check_patterns(path, entry.get("patterns", []), where)
+
+
+def check_current(q: dict, entries: dict[str, dict]) -> None:
+    qid, exp = q["id"], q.get("expected_path", "")
+    for i, o in enumerate(q.get("outdated", [])):
+        where = f"{qid} outdated[{i}]"
+        if o.get("path") == exp:
+            fail(f"{where}: outdated path equals expected path")
+        if VERSIONS.get(o.get("version"), 99) >= VERSIONS.get(q.get("version"), -1):
+            fail(f"{where}: outdated version {o.get('version')} is not older than {q.get('version')}")
+        check_version_entry(o, entries, where)
+
+
+def check_version(q: dict, entries: dict[str, dict]) -> None:
+    qid = q["id"]
+    if q.get("as_of") != q.get("version"):
+        fail(f"{qid}: as_of {q.get('as_of')!r} != version {q.get('version')!r}")
+    if q.get("as_of", "?") not in q.get("question", ""):
+        fail(f"{qid}: the question does not name its release {q.get('as_of')!r}")
+    if not q.get("other_versions"):
+        fail(f"{qid}: a version question needs other_versions (what the other releases say)")
+    for i, other in enumerate(q.get("other_versions", [])):
+        where = f"{qid} other_versions[{i}]"
+        if other.get("version") == q.get("as_of"):
+            fail(f"{where}: same release as the question")
+        if other.get("patterns") == q.get("answer_patterns"):
+            fail(f"{where}: states the same value as the answer")
+        check_version_entry(other, entries, where)
+
+
+def check_change(q: dict, entries: dict[str, dict]) -> None:
+    qid, sides = q["id"], q.get("sides", [])
+    if len(sides) != 2:
+        fail(f"{qid}: a change question needs exactly two sides (old, new)")
+        return
+    old, new = sides
+    if VERSIONS.get(old.get("version"), 99) >= VERSIONS.get(new.get("version"), -1):
+        fail(f"{qid}: sides must go from an older release to a newer one")
+    if old.get("version", "?") not in q.get("question", ""):
+        fail(f"{qid}: the question does not name the older release {old.get('version')!r}")
+    for i, entry in enumerate(sides):
+        check_version_entry(entry, entries, f"{qid} sides[{i}]")
+
+
 def check_ground_truth(entries: dict[str, dict]) -> list[dict]:
     questions = json.loads((HERE / "ground_truth.json").read_text(encoding="utf-8"))
     seen: set[str] = set()
     for q in questions:
         qid = q.get("id", "?")
-        for field, typ in FIELDS.items():
+        kind = q.get("kind", "current")
+        if kind not in FIELDS:
+            fail(f"{qid}: bad kind {kind!r}")
+            continue
+        for field, typ in FIELDS[kind].items():
             if not isinstance(q.get(field), typ):
                 fail(f"{qid}: field {field!r} missing or not {typ.__name__}")
         if qid in seen:
@@ -178,32 +245,30 @@ def check_ground_truth(entries: dict[str, dict]) -> list[dict]:
         seen.add(qid)
         if q.get("doc_type") not in DOC_TYPES:
             fail(f"{qid}: bad doc_type {q.get('doc_type')!r}")
+        if kind == "change":
+            check_change(q, entries)
+            continue
         exp = q.get("expected_path", "")
         if exp in entries and entries[exp]["version"] != q.get("version"):
             fail(f"{qid}: version {q.get('version')} != manifest version of {exp}")
         check_patterns(exp, q.get("answer_patterns", []), f"{qid} answer")
-        for i, o in enumerate(q.get("outdated", [])):
-            where = f"{qid} outdated[{i}]"
-            if o.get("path") == exp:
-                fail(f"{where}: outdated path equals expected path")
-            if o.get("path") in entries and entries[o["path"]]["version"] != o.get("version"):
-                fail(f"{where}: version {o.get('version')} != manifest version of {o.get('path')}")
-            if VERSIONS.get(o.get("version"), 99) >= VERSIONS.get(q.get("version"), -1):
-                fail(f"{where}: outdated version {o.get('version')} is not older than {q.get('version')}")
-            check_patterns(o.get("path", ""), o.get("patterns", []), where)
+        (check_version if kind == "version" else check_current)(q, entries)
     return questions
 
 
 def main() -> int:
     entries = check_manifest()
     questions = check_ground_truth(entries)
-    changed = sum(1 for q in questions if q["outdated"] and not q["trend"])
-    stable = sum(1 for q in questions if not q["outdated"] and not q["trend"])
-    trend = sum(1 for q in questions if q["trend"])
-    n_out = sum(len(q["outdated"]) for q in questions)
+    current = [q for q in questions if q.get("kind", "current") == "current"]
+    changed = sum(1 for q in current if q.get("outdated") and not q.get("trend"))
+    stable = sum(1 for q in current if not q.get("outdated") and not q.get("trend"))
+    trend = sum(1 for q in current if q.get("trend"))
+    n_out = sum(len(q.get("outdated", [])) for q in current)
+    version = sum(1 for q in questions if q.get("kind") == "version")
+    change = sum(1 for q in questions if q.get("kind") == "change")
     print(f"corpus files: {len(entries)}")
-    print(f"questions: {len(questions)} (changed: {changed}, stable/single-doc: {stable}, trend: {trend}); "
-          f"outdated references: {n_out}")
+    print(f"questions: {len(questions)}: current {len(current)} (changed: {changed}, stable/single-doc: {stable}, "
+          f"trend: {trend}; outdated references: {n_out}), version-scoped {version}, change {change}")
     if errors:
         print(f"\nFAILED: {len(errors)} problem(s)")
         for e in errors:
