@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rag import embeddings
 from rag.models import Workspace
-from rag.retrieval import SearchOptionError, SearchResultSet, options_from_params, search
+from rag.retrieval import SearchOptionError, SearchResult, SearchResultSet, options_from_params, search
 from rag.retrieval.options import MODES, RECENCY_MODES
 
 
@@ -56,6 +56,13 @@ class Command(BaseCommand):
         more.add_argument("--recency", choices=RECENCY_MODES, default="auto",
                           help="recency decay: auto (trend queries only), on, off")
         more.add_argument("--pool", type=int, help="candidates per list before fusion")
+        versions = parser.add_argument_group("versions")
+        versions.add_argument("--as-of-version", metavar="LABEL",
+                              help="answer from the versions current at this version label (e.g. 2.1)")
+        versions.add_argument("--as-of-date", metavar="DATE",
+                              help="answer from the versions current on DATE (YYYY-MM-DD, the whole day)")
+        versions.add_argument("--no-version-aware", action="store_true",
+                              help="let superseded passages compete with their newer counterparts")
 
     def handle(self, *args, **opts) -> None:
         queries = self._queries(opts)
@@ -72,6 +79,8 @@ class Command(BaseCommand):
             "entity": opts["entity"], "entities_match": opts["entities_match"],
             "include_archived": opts["include_archived"], "variant_metadata": opts["variant_metadata"],
             "provenance": opts["provenance"], "recency": opts["recency"],
+            "as_of_version": opts["as_of_version"], "as_of_date": opts["as_of_date"],
+            "version_aware": not opts["no_version_aware"],
         }
         try:
             options = options_from_params({k: v for k, v in params.items() if v is not None}, workspace=workspace)
@@ -120,6 +129,8 @@ class Command(BaseCommand):
                 flags.append("contradictions pending")
             if result.is_variant:
                 flags.append("older version")
+            if result.version_label:
+                flags.append(_version_note(result))
             where = result.path + (f" > {result.heading_path}" if result.heading_path else "")
             self.stdout.write(f"{rank:>3}. {result.score:.3f}  {date}  [{result.doc_type or '-'}]  {where}")
             if flags:
@@ -127,3 +138,13 @@ class Command(BaseCommand):
             snippet = textwrap.shorten(result.text, width=220, placeholder=" …")
             self.stdout.write(textwrap.indent(textwrap.fill(snippet, width=100), "       "))
         self.stdout.write("")
+
+
+def _version_note(result: SearchResult) -> str:
+    """As the chat sources say it: "3.0 · current", "2.1 · superseded by 3.0", "2.1 · only in 2.1"."""
+    if result.lineage == "retired":
+        return f"{result.version_label} · only in {result.version_label}"
+    if result.lineage == "superseded":
+        return f"{result.version_label} · superseded" + (f" by {result.superseded_by_label}"
+                                                         if result.superseded_by_label else "")
+    return f"{result.version_label} · current" if result.is_latest_version else result.version_label
