@@ -304,6 +304,9 @@ def _split_path(path: str) -> tuple[list[str], str, str]:
     folders = [part for part in pure.parent.parts if part not in ("/", ".", "")]
     suffix = pure.suffix if re.fullmatch(r"\.[A-Za-z][A-Za-z0-9]{0,7}", pure.suffix) else ""
     stem = pure.name[: len(pure.name) - len(suffix)] if suffix else pure.name
+    inner = re.search(r"\.(?:rst|md|markdown|adoc|asciidoc|html?|txt)$", stem, re.IGNORECASE)
+    if inner and suffix:  # Sphinx ships its sources as "whatsnew-5.2.rst.txt"
+        stem, suffix = stem[: inner.start()], inner.group(0) + suffix
     return folders, stem, suffix
 
 
@@ -447,7 +450,8 @@ def extract_version_label(
     is not given.
     """
     folders, stem, suffix = _split_path(path)
-    doc_format = doc_format or _FORMAT_BY_SUFFIX.get(suffix.lower(), "text")
+    named_format = _FORMAT_BY_SUFFIX.get("." + suffix.lower().split(".")[1] if suffix else "", "text")  # .rst.txt: rst
+    doc_format = doc_format or named_format
     if doc_format == "pdf" and pdf_metadata is None:
         pdf_metadata, metadata = metadata, {}
     if doc_format != "pdf":

@@ -107,6 +107,8 @@ def test_rst_docinfo_version_is_named_as_such() -> None:
     sniffed = label_of("guide.txt", "Guide", {"version": "2.1"}, doc_format="rst")
     assert by_extension is not None and by_extension.source == "rst_version"
     assert sniffed is not None and (sniffed.label, sniffed.source) == ("2.1", "rst_version")
+    sphinx_source = label_of("guide.rst.txt", "Guide", {"version": "2.1"})
+    assert sphinx_source is not None and sphinx_source.source == "rst_version"
 
 
 def test_html_meta_version() -> None:
@@ -290,7 +292,8 @@ def test_strip_versions_keeps_protocol_versions_and_other_titles_apart() -> None
     [("v2.0/user-guide.html", "{v}/user-guide.html"), ("docs/user-guide-3.0.md", "docs/user-guide-{v}.md"),
      ("api-reference-v2.1.md", "api-reference-{v}.md"), ("api/api-reference-v3.adoc", "api/api-reference-{v}.adoc"),
      ("docs/3.2.25/api/reference.md", "docs/{v}/api/reference.md"),
-     ("upgrading-from-2.0-to-2.1.md", "upgrading-from-{v}-to-{v}.md")],
+     ("upgrading-from-2.0-to-2.1.md", "upgrading-from-{v}-to-{v}.md"),
+     ("whatsnew-5.2.rst.txt", "whatsnew-{v}.rst.txt")],
 )  # fmt: skip
 def test_path_version_stem(path: str, stem: str) -> None:
     assert path_version_stem(path) == stem
@@ -305,3 +308,4 @@ def test_version_stem_key_compares_file_names_without_extension() -> None:
     assert version_stem_key("v2.0/install-guide.md") == version_stem_key("v3.0/install-guide.rst")
     assert version_stem_key("v2.0/user-guide.html") != version_stem_key("docs/user-guide-3.0.md")
     assert version_stem_key("glossary.txt") is None
+    assert version_stem_key("whatsnew-5.2.rst.txt") == version_stem_key("whatsnew-5.3.rst") == "whatsnew-{v}"
