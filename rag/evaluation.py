@@ -1,0 +1,296 @@
+"""Retrieval quality against a ground truth: what `make eval` and `make eval-real` measure.
+
+A ground truth is a JSON list of questions of three kinds (demo/README.md):
+
+- "current" (the default): the answer is the newest release's value.
+  `expected_path` is the newest document stating it (`answer_patterns`);
+  `outdated` lists older documents stating their stale values.
+- "version": asked about one release (`as_of`, named in the question text).
+  `expected_path` is that release's document; `other_versions` lists other
+  releases' documents stating their different values.
+- "change": what changed between two releases; `sides` is the old and the
+  new release's document, each with the patterns of its value.
+
+Every configuration calls `search(question_text, options)` and nothing
+else: reading "in 2.1" or "between 2.1 and 3.0" out of the text is the
+search's job. Figures per question kind:
+
+- current: hit@5 (a top-5 result comes from the expected document); answer@5
+  (newest-version hit@5: a top-5 result from the expected document states
+  the answer); MRR@10; stale (share of all top-5 results that come from an
+  outdated document and state its stale value); q stale (questions with any).
+- version: accuracy (a top-5 result from the asked release's document states
+  its value and ranks above every result stating another release's value);
+  found@5 (such a result is in the top 5, whatever ranks above it); wrong
+  (share of top-5 results stating another release's value); q wrong.
+- change: accuracy (both sides found: for each side, a top-5 result from its
+  document states its value); old and new (each side alone).
+
+Patterns match the text lower-cased with whitespace collapsed, as substrings
+or as regexes. Ground-truth paths are relative; documents store the path as
+ingested, so paths match by suffix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rag.models import IndexingJob, Workspace
+from rag.retrieval import SearchOptions, SearchResult, search
+from rag.retrieval.results import UNLICENSED
+
+KINDS = ("current", "version", "change")
+TOP = 5  # the answerer reads the top five
+RANKED = 10  # MRR looks this deep
+
+PLAIN_SEMANTIC = {
+    "mode": "semantic", "respect_canonicals": False, "dedup": False, "doc_type_boost": 1.0, "recency": "off",
+    "version_aware": False, "analyse_query": False,
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """One way of searching: option changes over the defaults, with or without a license."""
+
+    name: str
+    changes: dict[str, Any] = field(default_factory=dict)
+    licensed: bool = True
+
+
+CONFIGS = [
+    Config("full pipeline"),
+    Config("Free tier", licensed=False),
+    Config("plain semantic", PLAIN_SEMANTIC),
+    Config("no version lineage", {"version_aware": False, "analyse_query": False}),
+    Config("no canonicals", {"respect_canonicals": False}),
+    Config("no near-dup collapse", {"dedup": False}),
+    Config("no doc-type boost", {"doc_type_boost": 1.0}),
+    Config("no recency", {"recency": "off"}),
+]
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+def states(text: str, patterns: Sequence[str]) -> bool:
+    """Every pattern appears in the text (lower-cased, whitespace collapsed), as a substring or a regex."""
+    if not patterns:
+        return False
+    normalized = " ".join(text.lower().split())
+    for pattern in patterns:
+        if pattern in normalized:
+            continue
+        try:
+            if re.search(pattern, normalized):
+                continue
+        except re.error:
+            pass
+        return False
+    return True
+
+
+def path_matches(path: str, expected: str) -> bool:
+    path = path.replace("\\", "/")
+    expected = expected.replace("\\", "/").lstrip("./")
+    return path == expected or path.endswith("/" + expected)
+
+
+def question_kind(question: dict) -> str:
+    return question.get("kind", "current")
+
+
+def _states_entry(result: SearchResult, entries: Iterable[dict]) -> bool:
+    """The result comes from one of the entries' documents and states that entry's value."""
+    return any(path_matches(result.path, e["path"]) and states(result.text, e.get("patterns", [])) for e in entries)
+
+
+def _first_rank(results: Sequence[SearchResult], hit: Callable[[SearchResult], bool]) -> int | None:
+    return next((rank for rank, result in enumerate(results, start=1) if hit(result)), None)
+
+
+# --- per question -----------------------------------------------------------------------------
+
+def score_current(question: dict, results: Sequence[SearchResult]) -> dict[str, float]:
+    expected = question["expected_path"]
+    answer = {"path": expected, "patterns": question["answer_patterns"]}
+    top = list(results)[:TOP]
+    first = _first_rank(list(results)[:RANKED], lambda r: path_matches(r.path, expected))
+    stale = sum(_states_entry(r, question.get("outdated", [])) for r in top)
+    return {
+        "hit@5": float(first is not None and first <= TOP),
+        "answer@5": float(any(_states_entry(r, [answer]) for r in top)),
+        "rr@10": 1 / first if first else 0.0,
+        "stale_results": stale,
+        "results": len(top),
+    }
+
+
+def score_version(question: dict, results: Sequence[SearchResult]) -> dict[str, float]:
+    top = list(results)[:TOP]
+    right = {"path": question["expected_path"], "patterns": question["answer_patterns"]}
+    right_rank = _first_rank(top, lambda r: _states_entry(r, [right]))
+    wrong_rank = _first_rank(top, lambda r: _states_entry(r, question["other_versions"]))
+    return {
+        "accurate": float(right_rank is not None and (wrong_rank is None or right_rank < wrong_rank)),
+        "found@5": float(right_rank is not None),
+        "wrong_results": sum(_states_entry(r, question["other_versions"]) for r in top),
+        "results": len(top),
+    }
+
+
+def score_change(question: dict, results: Sequence[SearchResult]) -> dict[str, float]:
+    top = list(results)[:TOP]
+    old, new = (any(_states_entry(r, [side]) for r in top) for side in question["sides"])
+    return {"accurate": float(old and new), "old": float(old), "new": float(new)}
+
+
+SCORERS = {"current": score_current, "version": score_version, "change": score_change}
+
+
+def summarise(kind: str, scores: Sequence[dict[str, float]]) -> dict[str, float]:
+    """One kind's figures over its questions (see the module docstring)."""
+    count = len(scores)
+    if not count:
+        return {"questions": 0}
+    mean = lambda key: sum(s[key] for s in scores) / count  # noqa: E731
+    if kind == "current":
+        return {
+            "questions": count, "hit@5": mean("hit@5"), "answer@5": mean("answer@5"), "mrr@10": mean("rr@10"),
+            "stale": sum(s["stale_results"] for s in scores) / max(sum(s["results"] for s in scores), 1),
+            "stale_questions": sum(s["stale_results"] > 0 for s in scores),
+        }
+    if kind == "version":
+        return {
+            "questions": count, "accuracy": mean("accurate"), "found@5": mean("found@5"),
+            "wrong": sum(s["wrong_results"] for s in scores) / max(sum(s["results"] for s in scores), 1),
+            "wrong_questions": sum(s["wrong_results"] > 0 for s in scores),
+        }
+    return {"questions": count, "accuracy": mean("accurate"), "old": mean("old"), "new": mean("new")}
+
+
+# --- running ----------------------------------------------------------------------------------
+
+def eval_workspace_prepare(*, corpus: Path, slug: str, name: str) -> tuple[Workspace, dict[str, Any]]:
+    """Index the corpus in-process (unchanged files are skipped on a rerun) and merge it."""
+    from celery import current_app
+
+    from rag.dedup.merge import workspace_merge
+    from rag.services import indexing_job_create, job_item_run
+
+    target, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": name})
+    # Merges queued by indexing run here and now: there is no worker to take them.
+    current_app.conf.task_always_eager = True
+    job = indexing_job_create(workspace=target, paths=[corpus], source=IndexingJob.Source.DEMO, enqueue=False)
+    statuses: dict[str, int] = {}
+    for item_id in job.items.order_by("pk").values_list("pk", flat=True):
+        status = job_item_run(item_id=item_id)
+        statuses[status] = statuses.get(status, 0) + 1
+    merged = workspace_merge(workspace_id=target.pk)
+    return target, {
+        "indexed": dict(sorted(statuses.items())), "records_created": merged.records_created,
+        "records_changed": merged.records_changed, "contradictions_raised": merged.contradictions_raised,
+    }
+
+
+def eval_license_set(*, workspace: Workspace, licensed: bool) -> None:
+    """An Enterprise license, or none at all: the same index seen by a licensed and a Free workspace."""
+    from licensing.features import RETRIEVAL_INTEGRATION
+    from licensing.models import License, LicenseTier
+    from licensing.services import has_feature, license_save
+
+    if not licensed:
+        License.objects.filter(workspace=workspace).delete()
+    elif not has_feature(workspace.pk, RETRIEVAL_INTEGRATION):
+        license_save(
+            license=License(workspace=workspace, tier=LicenseTier.objects.get(slug="enterprise"),
+                            issued_to="evaluation", notes="granted by rag.evaluation"),
+            actor_label="evaluation",
+        )
+
+
+def evaluate(
+    workspace: Workspace, questions: Sequence[dict], config: Config, *,
+    on_results: Callable[[dict, Sequence[SearchResult]], None] | None = None,
+) -> dict[str, dict[str, float]]:
+    """One configuration's figures per question kind; the license must already match `config.licensed`."""
+    options = replace(SearchOptions(workspace=workspace, top_k=RANKED), **config.changes)
+    scores: dict[str, list[dict[str, float]]] = {kind: [] for kind in KINDS}
+    for question in questions:
+        results = search(question["question"], options)
+        if (results.canonical_filtering == UNLICENSED) == config.licensed and options.respect_canonicals:
+            raise RuntimeError(f"{config.name}: canonical filtering {results.canonical_filtering!r}: "
+                               f"the workspace's license does not match the configuration")
+        kind = question_kind(question)
+        scores[kind].append(SCORERS[kind](question, results))
+        if on_results:
+            on_results(question, results)
+    return {kind: summarise(kind, kind_scores) for kind, kind_scores in scores.items()}
+
+
+def evaluate_configs(
+    workspace: Workspace, questions: Sequence[dict], configs: Sequence[Config] = CONFIGS, *,
+    on_results: Callable[[Config, dict, Sequence[SearchResult]], None] | None = None,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Every configuration's figures, licensed ones first, so that the license is removed once, at the end.
+
+    The workspace is left licensed again only by the next run's preparation:
+    a Free pass must see no License row at all.
+    """
+    figures: dict[str, dict[str, dict[str, float]]] = {}
+    for licensed in (True, False):
+        batch = [config for config in configs if config.licensed == licensed]
+        if not batch:
+            continue
+        eval_license_set(workspace=workspace, licensed=licensed)
+        for config in batch:
+            hook = (lambda q, r, c=config: on_results(c, q, r)) if on_results else None
+            figures[config.name] = evaluate(workspace, questions, config, on_results=hook)
+    return {config.name: figures[config.name] for config in configs}
+
+
+# --- printing ---------------------------------------------------------------------------------
+
+_COLUMNS = {
+    "current": [("hit@5", "hit@5", ".3f"), ("answer@5", "newest@5", ".3f"), ("mrr@10", "MRR@10", ".3f"),
+                ("stale", "stale", ".3f"), ("stale_questions", "q stale", "d")],
+    "version": [("accuracy", "accuracy", ".3f"), ("found@5", "found@5", ".3f"), ("wrong", "wrong", ".3f"),
+                ("wrong_questions", "q wrong", "d")],
+    "change": [("accuracy", "accuracy", ".3f"), ("old", "old side", ".3f"), ("new", "new side", ".3f")],
+}
+_SUMMARY = [("current", "answer@5", "newest@5"), ("current", "stale", "stale"),
+            ("version", "accuracy", "version acc"), ("change", "accuracy", "change acc")]
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(header[0]), *(len(row[0]) for row in rows))] + [max(len(h), 6) for h in header[1:]]
+    line = lambda cells: " ".join(  # noqa: E731
+        [cells[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(cells[1:], widths[1:])]
+    )
+    return ["", title, line(header), "-" * len(line(header)), *(line(row) for row in rows)]
+
+
+def format_tables(title: str, figures: dict[str, dict[str, dict[str, float]]]) -> str:
+    """A side-by-side summary, then one table per question kind."""
+    names = list(figures)
+    first = figures[names[0]]
+    counts = ", ".join(f"{kind} {first[kind]['questions']}" for kind in KINDS)
+    lines = [f"{title}: questions {counts}; top_k {RANKED}"]
+
+    def cell(kind: str, key: str, fmt: str, name: str) -> str:
+        value = figures[name][kind].get(key)
+        return "-" if value is None else format(value, fmt)
+
+    lines += _table("summary", ["configuration"] + [label for _, _, label in _SUMMARY],
+                    [[name] + [cell(kind, key, ".3f", name) for kind, key, _ in _SUMMARY] for name in names])
+    for kind in KINDS:
+        if not first[kind]["questions"]:
+            continue
+        columns = _COLUMNS[kind]
+        lines += _table(f"{kind} questions ({first[kind]['questions']})",
+                        ["configuration"] + [label for _, label, _ in columns],
+                        [[name] + [cell(kind, key, fmt, name) for key, _, fmt in columns] for name in names])
+    return "\n".join(lines)
