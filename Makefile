@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval install clean-data
+.PHONY: run test bench eval eval-real install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -28,6 +28,15 @@ bench: $(STAMP)
 # Its own DATA_DIR: evaluation never touches the instance `make run` serves.
 eval: $(STAMP)
 	DATA_DIR=$${EVAL_DATA_DIR:-var/eval} $(PY) manage.py eval_demo
+
+# Four Sphinx releases' docs from PyPI sdists, flattened and checked (demo/real/build_corpus.py; cached
+# in var/real-corpus), evaluated in their own DATA_DIR and workspace.
+REAL_CORPUS := var/real-corpus
+eval-real: $(STAMP)
+	$(PY) demo/real/build_corpus.py --out $(REAL_CORPUS)
+	DATA_DIR=$${EVAL_REAL_DATA_DIR:-var/eval-real} $(PY) manage.py eval_demo --corpus $(REAL_CORPUS)/corpus \
+		--ground-truth $(REAL_CORPUS)/ground_truth.json --workspace eval-real \
+		--title "Sphinx documentation 5.3 / 6.2 / 7.4 / 8.1"
 
 # Removes the development instance's data (database, redis, uploads). Asks nothing: be sure.
 clean-data:
