@@ -318,14 +318,13 @@ def _pick_in_name(name: str, found: list[tuple[int, int, Version]]) -> Version:
     return found[0][2]
 
 
-def _folder_mentions(folders: list[str]) -> list[tuple[int, list[tuple[int, int, Version]]]]:
+def _folder_mentions(folders: list[str]) -> list[list[tuple[int, int, Version]]]:
     """Version tokens per folder, deepest folder first ("docs/3.2.25/", "v2.0/", not "api/v2/")."""
     result = []
     for index in range(len(folders) - 1, -1, -1):
         word_before = re.split(r"[-_ ()\[\]+,.]+", folders[index - 1])[-1].lower() if index else ""
-        found = _name_mentions(folders[index], word_before)
-        if found:
-            result.append((index, found))
+        if found := _name_mentions(folders[index], word_before):
+            result.append(found)
     return result
 
 
@@ -475,6 +474,5 @@ def extract_version_label(
     found = _name_mentions(stem)
     if found:
         return _label(_pick_in_name(stem, found), "filename")
-    for _index, found in _folder_mentions(folders):
-        return _label(found[-1][2], "path")
-    return None
+    in_folders = _folder_mentions(folders)
+    return _label(in_folders[0][-1][2], "path") if in_folders else None
