@@ -151,6 +151,11 @@ def citation_for(result: Any, *, n: int, position: int, relevance: float, senten
         "canonical_record_id": getattr(result, "canonical_record_id", None),
         "provenance": _provenance_entries(getattr(result, "provenance", None)),
         "role": role,
+        # Kept so that "2.1 · superseded by 3.0" still reads right when the page is reloaded.
+        "version_label": getattr(result, "version_label", "") or "",
+        "is_latest_version": bool(getattr(result, "is_latest_version", True)),
+        "lineage": getattr(result, "lineage", "") or "",
+        "superseded_by_label": getattr(result, "superseded_by_label", "") or "",
     }
 
 

@@ -22,17 +22,28 @@ class SearchOptionsForm(forms.Form):
     date = forms.ChoiceField(choices=DATE_CHOICES, initial="any", label="Dates")
     after = forms.DateField(required=False, label="After", widget=forms.DateInput(attrs={"type": "date"}))
     doc_type = forms.CharField(required=False, max_length=50, label="Document type")
+    as_of_date = forms.DateField(required=False, label="Or as of a date",
+                                 widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args, doc_types: list[tuple[str, str]] = (), **kwargs) -> None:
+    def __init__(self, *args, doc_types: list[tuple[str, str]] = (), version_labels: list[str] = (), **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["doc_type"] = forms.ChoiceField(
             required=False, label="Document type", choices=[("", "Automatic"), *doc_types]
+        )
+        labels = list(version_labels)
+        stored = self.initial.get("as_of_version") or ""
+        if stored and stored not in labels:
+            labels.append(stored)  # its documents are gone; shown, so the panel says what the search does
+        self.fields["as_of_version"] = forms.ChoiceField(
+            required=False, label="Answer as of", choices=[("", "Latest"), *((label, label) for label in labels)]
         )
 
     def clean(self) -> dict:
         data = super().clean()
         if data.get("date") == "after" and not data.get("after"):
             self.add_error("after", "Pick the date to search after.")
+        if data.get("as_of_version") and data.get("as_of_date"):
+            self.add_error("as_of_date", "Answer as of a version or as of a date, not both.")
         return data
 
     def as_options(self) -> dict:
@@ -44,4 +55,7 @@ class SearchOptionsForm(forms.Form):
             "date": data["date"],
             "after": data["after"].isoformat() if data.get("after") else "",
             "doc_type": data["doc_type"],
+            # Only when chosen: a conversation without them answers from the latest versions.
+            **({"as_of_version": data["as_of_version"]} if data.get("as_of_version") else {}),
+            **({"as_of_date": data["as_of_date"].isoformat()} if data.get("as_of_date") else {}),
         }

@@ -15,6 +15,7 @@ from chat.selectors import conversation_get, conversation_list
 from licensing.features import RETRIEVAL_INTEGRATION
 from licensing.services import has_feature, tier_for_feature
 from rag.models import DocType
+from rag.selectors import version_labels
 
 
 def _doc_type_choices() -> list[tuple[str, str]]:
@@ -27,7 +28,8 @@ def _page_context(request: HttpRequest, conversation, options_form=None) -> dict
     options = dict(conversation.search_options)
     if not licensed:
         options["dedup"] = False  # shown off: the workspace cannot have it
-    form = options_form or SearchOptionsForm(initial=options, doc_types=_doc_type_choices())
+    form = options_form or SearchOptionsForm(initial=options, doc_types=_doc_type_choices(),
+                                             version_labels=version_labels(workspace=workspace))
     return {
         "conversation": conversation,
         "conversations": conversation_list(user=request.user, workspace=workspace)[:30],
@@ -87,7 +89,8 @@ def message_create(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def options_update(request: HttpRequest, pk: int) -> HttpResponse:
     conversation = conversation_get(user=request.user, pk=pk)
-    form = SearchOptionsForm(request.POST, doc_types=_doc_type_choices())
+    form = SearchOptionsForm(request.POST, doc_types=_doc_type_choices(),
+                             version_labels=version_labels(workspace=conversation.workspace))
     if not form.is_valid():
         if request.htmx:
             context = _page_context(request, conversation, options_form=form)
