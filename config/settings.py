@@ -269,6 +269,19 @@ MERGE_WRITE_BATCH_SIZE = env.int("MERGE_WRITE_BATCH_SIZE", default=1000)
 # A merge task waits this long for another merge of its workspace, then retries later instead of holding a worker.
 MERGE_LOCK_TIMEOUT_SECONDS = env.int("MERGE_LOCK_TIMEOUT_SECONDS", default=30)
 
+# --- version lineage ----------------------------------------------------------------
+# Cosine at or above which a chunk of one document has a counterpart in another (the same passage,
+# perhaps reworded or with changed values): below CONTRADICTION_THRESHOLD, since versions drift.
+FAMILY_COUNTERPART_THRESHOLD = env.float("FAMILY_COUNTERPART_THRESHOLD", default=0.80)
+# Share of either document's chunks with a counterpart in the other that makes them versions of one another.
+FAMILY_CONTENT_SHARE = env.float("FAMILY_CONTENT_SHARE", default=0.5)
+# With the same title or versioned path, this much shared content suffices: generic titles alone tie unrelated pages.
+FAMILY_NAMED_CONTENT_SHARE = env.float("FAMILY_NAMED_CONTENT_SHARE", default=0.1)
+# Content evidence needs sizes within this ratio: a short excerpt is not a version of a whole manual.
+FAMILY_MIN_SIZE_RATIO = env.float("FAMILY_MIN_SIZE_RATIO", default=0.25)
+# Score multiplier for a retired passage (gone from every newer version): it still answers, below current text.
+RETIRED_DEMOTION = env.float("RETIRED_DEMOTION", default=0.5)
+
 # --- retrieval -------------------------------------------------------------------------
 # Reciprocal rank fusion constant: 60 is the published default; larger flattens rank differences.
 RRF_K = env.int("RRF_K", default=60)

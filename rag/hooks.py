@@ -29,8 +29,11 @@ def after_document_indexed(*, document_id: int, inline: bool = False) -> None:
 
 
 def after_documents_archived(*, document_ids: list[int]) -> None:
-    """Take archived documents' chunks out of their canonical records, in the caller's transaction."""
+    """Take archived documents out of their canonical records and version families, in the caller's transaction."""
     from rag.dedup.merge import chunks_detach
+    from rag.lineage.families import documents_leave_families, family_refresh
     from rag.models import Chunk
 
     chunks_detach(chunk_ids=list(Chunk.objects.filter(document_id__in=document_ids).values_list("pk", flat=True)))
+    for family_id in sorted(documents_leave_families(document_ids=document_ids)):
+        family_refresh(family_id=family_id)

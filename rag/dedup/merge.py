@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from rag.dedup.facts import fact_differences
 from rag.dedup.neighbours import neighbours, pairwise_edges, search_plan
+from rag.lineage.families import document_lineage_update, workspace_lineage_rebuild
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 
 logger = logging.getLogger(__name__)
@@ -208,9 +209,10 @@ def _apply(workspace_id: int, groups: list[set[int]], involved: set[int],
     states = _record_states(involved) if states is None else states
     members = set().union(*groups) if groups else set()
     rows = Chunk.objects.filter(pk__in=members, document__archived=False).values_list(
-        "pk", "document__doc_date", "document__indexed_at")
-    ranks = {pk: (doc_date is not None, doc_date or _OLDEST, indexed_at or _OLDEST, pk)
-             for pk, doc_date, indexed_at in rows}
+        "pk", "document__is_latest_version", "document__doc_date", "document__indexed_at")
+    # The newest version of a family first, whatever the dates say (an old copy uploaded today is still old).
+    ranks = {pk: (latest, doc_date is not None, doc_date or _OLDEST, indexed_at or _OLDEST, pk)
+             for pk, latest, doc_date, indexed_at in rows}
     # A member that went inactive since the graph was read may have been a bridge: regroup what is left.
     settled: list[set[int]] = []
     for group in groups:
@@ -298,6 +300,11 @@ def _recompute(workspace_id: int, chunk_ids: set[int], *, leaving: set[int] = fr
 # --- contradictions --------------------------------------------------------------------------
 
 
+def _near(candidates: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """The neighbour pairs close enough to be compared fact by fact (the search reaches further, for families)."""
+    return [pair for pair in candidates if pair[2] >= settings.CONTRADICTION_THRESHOLD]
+
+
 def _contradictions_raise(workspace_id: int, candidates: list[tuple[int, int, float]], *, everything: bool) -> int:
     """A pending Contradiction for each near-duplicate pair whose facts differ, never twice for a pair."""
     pairs: dict[tuple[int, int], float] = {}
@@ -342,6 +349,8 @@ def document_merge(*, document_id: int) -> MergeStats:
             return stats
         plan = search_plan(workspace_id)
         candidates = neighbours(workspace_id, chunk_ids, plan)
+        # Lineage first: which member is the newest decides which chunk of a record is canonical.
+        document_lineage_update(document_id=document_id, neighbour_pairs=candidates)
         edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
         stats.chunks, stats.edges, stats.search = len(chunk_ids), len(edges), plan.strategy
         if edges:
@@ -356,7 +365,7 @@ def document_merge(*, document_id: int) -> MergeStats:
             for a, b in edges:
                 union.union(a, b)
             stats.add(_apply(workspace_id, union.groups(), involved, states))
-        stats.contradictions_raised = _contradictions_raise(workspace_id, candidates, everything=False)
+        stats.contradictions_raised = _contradictions_raise(workspace_id, _near(candidates), everything=False)
     stats.seconds = time.monotonic() - started
     logger.info("merge: document merged", extra={"document_id": document_id, **stats.__dict__})
     return stats
@@ -372,6 +381,7 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
         chunk_ids = list(Chunk.objects.filter(workspace_id=workspace_id).exclude(
             document_id__in=plan.archived_document_ids).order_by("pk").values_list("pk", flat=True))
         candidates = neighbours(workspace_id, chunk_ids, plan)
+        workspace_lineage_rebuild(workspace_id=workspace_id, neighbour_pairs=candidates)
         union = _UnionFind()
         for a, b, similarity in candidates:
             if similarity >= settings.MERGE_THRESHOLD:
@@ -382,7 +392,7 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
         stats.chunks, stats.search = len(chunk_ids), plan.strategy
         involved = set(CanonicalRecord.objects.filter(workspace_id=workspace_id).values_list("pk", flat=True))
         stats.add(_apply(workspace_id, union.groups(), involved))
-        stats.contradictions_raised = _contradictions_raise(workspace_id, candidates, everything=True)
+        stats.contradictions_raised = _contradictions_raise(workspace_id, _near(candidates), everything=True)
     stats.seconds = time.monotonic() - started
     logger.info("merge: workspace merged", extra={"workspace_id": workspace_id, **stats.__dict__})
     return stats

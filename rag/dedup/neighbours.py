@@ -80,7 +80,12 @@ def neighbours_sql(strategy: str) -> str:
 
 
 def neighbours(workspace_id: int, chunk_ids: list[int], plan: SearchPlan) -> list[tuple[int, int, float]]:
-    """(chunk, neighbour, cosine) for each chunk's nearest neighbours in other active documents."""
+    """(chunk, neighbour, cosine) for each chunk's nearest neighbours in other active documents.
+
+    Down to the lower of the contradiction and the family-counterpart thresholds: one search
+    serves merging, contradictions and version families.
+    """
+    min_similarity = min(settings.CONTRADICTION_THRESHOLD, settings.FAMILY_COUNTERPART_THRESHOLD)
     found: list[tuple[int, int, float]] = []
     with connection.cursor() as cursor:
         if plan.strategy == "hnsw":
@@ -92,7 +97,7 @@ def neighbours(workspace_id: int, chunk_ids: list[int], plan: SearchPlan) -> lis
                 "archived": list(plan.archived_document_ids),
                 "neighbours": settings.MERGE_NEIGHBOURS,
                 "chunk_ids": chunk_ids[start:start + size],
-                "max_distance": 1 - settings.CONTRADICTION_THRESHOLD,
+                "max_distance": 1 - min_similarity,
             })
             found.extend((a, b, float(similarity)) for a, b, similarity in cursor.fetchall())
     return found

@@ -1,6 +1,6 @@
 """`document_index`: the whole indexing flow for one file, readable top to bottom.
 
-read -> hash (unchanged? stop) -> parse -> date -> chunk -> doc type -> embed
+read -> hash (unchanged? stop) -> parse -> date -> chunk -> doc type -> version label -> embed
 (cache first) -> one transaction that replaces the document's chunks.
 """
 
@@ -24,6 +24,7 @@ from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type
 from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
+from rag.lineage.labels import extract_version_label
 from rag.models import Chunk, DocType, Document, EmbeddingCache
 
 logger = logging.getLogger(__name__)
@@ -160,6 +161,7 @@ def document_index(
     doc_type = classify_doc_type(
         path=path, title=parsed.title, text=parsed.text, frontmatter_type=parsed.doc_type, rules=doc_type_rules()
     )
+    version = extract_version_label(path=path, title=parsed.title, metadata=parsed.metadata, doc_format=parsed.format)
     vectors, encoded = embed_with_cache([draft.text for draft in drafts])
 
     # One transaction per document: readers see the old version or the new one, never a mix.
@@ -171,8 +173,13 @@ def document_index(
         document.format = parsed.format
         document.content_hash = digest
         document.size_bytes = len(data)
-        document.doc_date = doc_date.value
-        document.date_source = doc_date.source
+        if document.date_set_by_id is None:  # a date set by hand outlives a re-index
+            document.doc_date = doc_date.value
+            document.date_source = doc_date.source
+        if document.version_set_by_id is None:
+            document.version_label = version.label if version else ""
+            document.version_key = version.key if version else ""
+            document.version_source = version.source if version else ""
         document.doc_type = doc_type
         document.source_type = parsed.source_type or ""
         document.tags = parsed.tags

@@ -84,7 +84,7 @@ def scoped_documents(*, workspace_id: int, filters: SearchFilters, now: datetime
     return documents.order_by()
 
 
-def _filters_beyond_archived(filters: SearchFilters, *, now: datetime | None) -> bool:
+def filters_narrow_documents(filters: SearchFilters, *, now: datetime | None) -> bool:
     bounds = filters.date_bounds(now=now)
     return bool(bounds.start or bounds.end or filters.source_types or filters.doc_types or filters.tags
                 or filters.entities or filters.document_ids is not None)
@@ -134,7 +134,7 @@ def build_scope(*, workspace_id: int, filters: SearchFilters, now: datetime | No
     count_sql, count_params = documents.values("chunk_count").query.sql_with_params()
     in_scope, in_table = _counts_cached((workspace_id, count_sql, tuple(count_params)), count_sql, list(count_params))
 
-    if _filters_beyond_archived(filters, now=now):
+    if filters_narrow_documents(filters, now=now):
         sql, params = documents.values("id").query.sql_with_params()
         condition, condition_params = "{alias}.workspace_id = %s AND {alias}.document_id IN (" + sql + ")", params
     elif filters.include_archived or not _has_archived(workspace_id):

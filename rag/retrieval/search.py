@@ -4,7 +4,10 @@
       -> semantic kNN (HNSW or exact, see sql.py) + lexical (rare terms, see lexical.py)
       -> reciprocal rank fusion (k = RRF_K)
       -> doc-type soft boost (query classifier, or the user's choice)
-      -> recency decay (trend queries only)
+      -> recency decay (trend queries only; ages from the newest document in scope)
+      -> version-aware (versions.py): a superseded chunk gives its slot to its newest
+         counterpart, a retired one is demoted; a question about a version or a date is
+         scoped to the documents current then, a change question searches both versions
       -> canonical-aware collapse (licensed; otherwise searched as if off, and said so):
          one result per canonical record, and the newer side of a pending contradiction
          in the place of the older one
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Max
 from django.utils import timezone
 
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
@@ -28,7 +32,8 @@ from licensing.services import has_feature
 from rag import embeddings
 from rag.retrieval import lexical, sql
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
-from rag.retrieval.filters import build_scope
+from rag.models import Chunk
+from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
 from rag.retrieval.neardup import collapse_near_duplicates
 from rag.retrieval.options import SearchFilters, SearchOptionError, SearchOptions, parse_datetime_bound
@@ -41,6 +46,7 @@ from rag.retrieval.ranking import (
     with_recency,
 )
 from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet
+from rag.retrieval.versions import scoped_options, version_plan
 
 logger = logging.getLogger("rag.retrieval")
 
@@ -57,6 +63,7 @@ class _Candidate:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     collapsed: list[int] = field(default_factory=list)
+    replaced_chunk_id: int | None = None  # the superseded chunk whose slot this one took
 
 
 def _gate(workspace_id: int, key: str, wanted: bool) -> str:
@@ -89,6 +96,39 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     if len(query) > MAX_QUERY_CHARS:
         raise SearchOptionError(f"the query is longer than {MAX_QUERY_CHARS} characters")
     options = options.resolved()
+    plan = version_plan(query, options)
+    if plan.mode == "present":
+        result_set = _search(query, options, clock)
+    elif plan.mode == "as_of":
+        (_label, documents), = plan.scopes
+        result_set = _search(plan.query, scoped_options(options, documents), clock)
+    else:
+        sides = [_search(plan.query, scoped_options(options, documents), _Clock()) for _label, documents in plan.scopes]
+        result_set = _interleaved(sides, top_k=options.top_k)
+    result_set.stats["versions"] = plan.describe()
+    result_set.query = query
+    _observe(result_set, workspace_id=options.workspace_id, duration=clock.total_seconds)
+    return result_set
+
+
+def _interleaved(sides: list[SearchResultSet], *, top_k: int) -> SearchResultSet:
+    """New side, old side, new, old...: a change question's answer needs both, each in the first places."""
+    merged: list[SearchResult] = []
+    seen: set[int] = set()
+    for rank in range(max(len(side) for side in sides)):
+        for side in sides:
+            if rank < len(side) and side[rank].chunk_id not in seen:
+                seen.add(side[rank].chunk_id)
+                merged.append(side[rank])
+    first = sides[0]
+    stats = dict(first.stats)
+    stats["sides"] = [len(side) for side in sides]
+    return SearchResultSet(merged[:top_k], query=first.query, canonical_filtering=first.canonical_filtering,
+                           options=first.options, filters=first.filters, stats=stats)
+
+
+def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSet:
+    """One ranked search over one scope: the body of `search` once the question's versions are resolved."""
     workspace_id = options.workspace_id
     now = timezone.now()
 
@@ -115,7 +155,9 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     stats["candidates"] = len(candidates)
     clock.lap("hydrate_ms")
 
-    _rerank(query, candidates, options, stats, now=now)
+    _rerank(query, candidates, options, stats, scope_filters=options.filters, now=now)
+    if options.version_aware:
+        candidates = _present(candidates, options, stats, rows=rows, query_vector=query_vector, now=now)
     candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
     clock.lap("collapse_ms")
 
@@ -130,7 +172,7 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     clock.lap("details_ms")
     stats["timings_ms"] = clock.laps
     stats["duration_ms"] = round(clock.total_seconds * 1000, 2)
-    result_set = SearchResultSet(
+    return SearchResultSet(
         results,
         query=query,
         canonical_filtering=canonical_filtering,
@@ -138,8 +180,6 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
         filters=options.filters.describe(now=now),
         stats=stats,
     )
-    _observe(result_set, workspace_id=workspace_id, duration=clock.total_seconds)
-    return result_set
 
 
 def _ranked_lists(
@@ -167,7 +207,8 @@ def _ranked_lists(
     return query_vector, ranked
 
 
-def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *, now) -> None:
+def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
+            scope_filters: SearchFilters, now) -> None:
     """Doc-type boost, then recency for trend queries; sorts the candidates best first."""
     boosted: list[str] = []
     if options.doc_type_boost != 1.0:
@@ -179,12 +220,50 @@ def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, st
     trend = options.recency == "on" or (options.recency == "auto" and is_trend_query(query))
     stats["recency"] = trend
     if trend:
+        # Ages count from the newest document in scope, not from today: a corpus last edited months
+        # ago still has a newest release.
+        newest = scoped_documents(workspace_id=options.workspace_id, filters=scope_filters, now=now) \
+            .aggregate(newest=Max("doc_date"))["newest"] or now
+        stats["recency_reference"] = newest.isoformat()
         for candidate in candidates:
             freshness = recency_factor(
-                candidate.row["doc_date"], half_life_days=options.recency_half_life_days, now=now
+                candidate.row["doc_date"], half_life_days=options.recency_half_life_days, now=newest
             )
             candidate.score = with_recency(candidate.score, freshness, weight=options.recency_weight)
     candidates.sort(key=lambda c: -c.score)
+
+
+def _present(candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
+             rows: dict[int, dict[str, Any]], query_vector, now) -> list[_Candidate]:
+    """Superseded chunks give their slot to their newest counterpart; retired ones are demoted."""
+    wanted = {c.row["superseded_by"] for c in candidates
+              if c.row["lineage"] == Chunk.Lineage.SUPERSEDED and c.row["superseded_by"]} - rows.keys()
+    if wanted:
+        fetched = sql.hydrate(sorted(wanted), workspace_id=options.workspace_id, query_vector=query_vector,
+                              with_records=has_feature(options.workspace_id, RETRIEVAL_INTEGRATION))
+        if filters_narrow_documents(options.filters, now=now):  # a newer text outside the user's filters stays out
+            in_scope = set(scoped_documents(workspace_id=options.workspace_id, filters=options.filters, now=now)
+                           .filter(pk__in={row["document_id"] for row in fetched.values()}).values_list("pk", flat=True))
+            fetched = {pk: row for pk, row in fetched.items() if row["document_id"] in in_scope}
+        rows.update(fetched)
+    kept: dict[int, _Candidate] = {}
+    replaced = demoted = 0
+    for candidate in candidates:  # best first
+        lineage, newer = candidate.row["lineage"], candidate.row["superseded_by"]
+        if lineage == Chunk.Lineage.SUPERSEDED and newer in rows and not rows[newer]["archived"]:
+            replaced += 1
+            slot = _Candidate(newer, rows[newer], candidate.score, candidate.ranks, [candidate.chunk_id])
+            slot.replaced_chunk_id = candidate.chunk_id
+            candidate = slot
+        elif lineage == Chunk.Lineage.RETIRED:
+            candidate.score *= settings.RETIRED_DEMOTION
+            demoted += 1
+        if candidate.chunk_id in kept:  # the newer text already holds a better slot
+            kept[candidate.chunk_id].collapsed.append(candidate.replaced_chunk_id or candidate.chunk_id)
+            continue
+        kept[candidate.chunk_id] = candidate
+    stats["superseded_replaced"], stats["retired_demoted"] = replaced, demoted
+    return sorted(kept.values(), key=lambda c: -c.score)
 
 
 def _collapse(candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
@@ -251,6 +330,13 @@ def _result(candidate: _Candidate) -> SearchResult:
         is_variant=record_id is not None and row.get("record_canonical_chunk_id") != candidate.chunk_id,
         ranks=candidate.ranks,
         collapsed_chunk_ids=candidate.collapsed,
+        family_id=row["family_id"],
+        version_label=row["version_label"],
+        is_latest_version=row["is_latest_version"],
+        lineage=row["lineage"],
+        superseded_by=row["superseded_by"],
+        superseded_by_label=row["superseded_by_label"] or "",
+        replaced_chunk_id=candidate.replaced_chunk_id,
     )
 
 

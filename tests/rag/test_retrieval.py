@@ -166,13 +166,29 @@ def test_recency_decay_applies_to_trend_queries_only(workspace):
     trend = search("latest gateway rate limit requests per minute", options(workspace, top_k=5, dedup=False))
     assert plain.stats["recency"] is False and trend.stats["recency"] is True
     assert trend[0].path == "/notes/new.md"
-    fresh = {r.path: r for r in trend}["/notes/new.md"]
-    # 0.7 relevance + 0.3 * 0.5 ** (1 / 14)
+    by_path = {r.path: r for r in trend}
+    # Ages count from the newest document in scope (new.md), not from today: 0.7 relevance + 0.3 * freshness.
     relevance = {r.path: r.score for r in search("latest gateway rate limit requests per minute",
                                                   options(workspace, top_k=5, dedup=False, recency="off"))}
-    assert fresh.score == pytest.approx(0.7 * relevance["/notes/new.md"] + 0.3 * 0.5 ** (1 / 14), rel=1e-3)
+    assert by_path["/notes/new.md"].score == pytest.approx(0.7 * relevance["/notes/new.md"] + 0.3, rel=1e-3)
+    assert by_path["/notes/old.md"].score == pytest.approx(
+        0.7 * relevance["/notes/old.md"] + 0.3 * 0.5 ** (69 / 14), rel=1e-3)
     off = search("gateway rate limit requests per minute", options(workspace, top_k=5, dedup=False, recency="off"))
     assert [(r.chunk_id, r.score) for r in plain] == [(r.chunk_id, r.score) for r in off]
+
+
+def test_recency_counts_from_the_newest_document_not_from_today(workspace):
+    """A corpus last edited a year ago still has a newest release for "latest" questions."""
+    long_ago = timezone.now() - timedelta(days=400)
+    add_document(workspace, "/notes/release-notes-old.md", ["release notes: the gateway adds request tracing"],
+                 doc_date=long_ago - timedelta(days=150))
+    add_document(workspace, "/notes/release-notes-new.md", ["release notes: the gateway adds request mirroring"],
+                 doc_date=long_ago)
+
+    trend = search("what is in the latest release notes", options(workspace, top_k=5, dedup=False))
+    assert trend.stats["recency"] is True
+    assert trend.stats["recency_reference"] == long_ago.isoformat()
+    assert trend[0].path == "/notes/release-notes-new.md"
 
 
 # --- near-duplicates ------------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+"""Version-aware retrieval: answers come from the present unless the question names another time.
+
+- By default a superseded chunk gives its slot to its newest counterpart (the newer text takes
+  the older one's place and score, as canonical collapse does) and a retired chunk (gone from
+  every newer version) is demoted and labelled "only in version X". Every tier gets this.
+- A question about a version or a date ("in 2.1", "as of March 2025") is scoped to the family
+  members current then, with no replacement: the past is what was asked for.
+- A change question ("what changed in X between 2.1 and 3.0") searches both versions and
+  interleaves their results, so the answer can state both sides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from rag.lineage.labels import parse_version
+from rag.lineage.query import QueryLineage, analyse_query
+from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.retrieval.options import SearchOptions
+
+
+@dataclass(frozen=True)
+class VersionPlan:
+    """What the question asks of time; `scopes` are (label, document ids) to search, one per side."""
+
+    query: str  # the text to search with: the question without its version or date wording
+    mode: str  # "present" | "as_of" | "change"
+    as_of_version: str = ""
+    as_of_date: datetime | None = None
+    change: tuple[str, str] | None = None  # (old label, new label)
+    scopes: tuple[tuple[str, frozenset[int]], ...] = ()
+    analysis: QueryLineage | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "as_of_version": self.as_of_version or None,
+            "as_of_date": self.as_of_date.isoformat() if self.as_of_date else None,
+            "change": list(self.change) if self.change else None,
+            "query": self.query,
+        }
+
+
+def version_plan(query: str, options: SearchOptions) -> VersionPlan:
+    """Explicit options first (`as_of_version`, `as_of_date`), then what the question itself says."""
+    workspace_id = options.workspace_id
+    if options.as_of_version or options.as_of_date:
+        return _as_of(query, workspace_id, options.as_of_version, options.as_of_date, None)
+    if not (options.analyse_query and options.version_aware):
+        return VersionPlan(query=query, mode="present")
+    labels = workspace_version_labels(workspace_id=workspace_id)
+    analysis = analyse_query(query, known_labels=labels)
+    text = analysis.text.strip() or query
+    if analysis.change is not None and labels:
+        sides = _change_sides(analysis.change.old, analysis.change.new, labels)
+        if sides is not None:
+            old, new = sides
+            scopes = tuple((label, frozenset(documents_as_of(workspace_id=workspace_id, version=label)))
+                           for label in (new, old))
+            return VersionPlan(query=text, mode="change", change=(old, new), scopes=scopes, analysis=analysis)
+    if analysis.versions or analysis.as_of_date:
+        version = analysis.versions[-1] if analysis.versions else ""
+        return _as_of(text, workspace_id, version, analysis.as_of_date, analysis)
+    return VersionPlan(query=query, mode="present", analysis=analysis)
+
+
+def _as_of(query: str, workspace_id: int, version: str, date: datetime | None,
+           analysis: QueryLineage | None) -> VersionPlan:
+    documents = frozenset(documents_as_of(workspace_id=workspace_id, version=version, date=date))
+    return VersionPlan(query=query, mode="as_of", as_of_version=version, as_of_date=date,
+                       scopes=((version, documents),), analysis=analysis)
+
+
+def _change_sides(old: str | None, new: str | None, labels: list[str]) -> tuple[str, str] | None:
+    """Fill in a missing side: no new side is the latest release, no old side the release before the new one."""
+    ordered = sorted(labels, key=lambda label: parse_version(label) or parse_version("0"))
+    if new is None:
+        new = ordered[-1]
+    if old is None:
+        before = [label for label in ordered if (parse_version(label) or 0) < (parse_version(new) or 0)]
+        if not before:
+            return None
+        old = before[-1]
+    if parse_version(old) and parse_version(new) and parse_version(old) > parse_version(new):
+        old, new = new, old
+    return (old, new) if old != new else None
+
+
+def scoped_options(options: SearchOptions, documents: frozenset[int]) -> SearchOptions:
+    """The same search held to these documents, with nothing replaced: they are the past asked about."""
+    return replace(options, filters=replace(options.filters, document_ids=tuple(sorted(documents))),
+                   version_aware=False, analyse_query=False, as_of_version="", as_of_date=None)

@@ -1,0 +1,216 @@
+"""Version families, supersession and version-aware retrieval, with the real encoder on demo files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rag import embeddings
+from rag.dedup.merge import document_merge, workspace_merge
+from rag.lineage.families import family_refresh
+from rag.models import Chunk, Document, DocumentFamily
+from rag.retrieval import search
+from rag.services import documents_archive, indexing_job_create, job_item_run
+from tests.rag.retrieval_helpers import options
+from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.real_encoder]
+
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "corpus"
+API = ["v2.0/api_reference.pdf", "api-reference-v2.1.md", "api/api-reference-v3.adoc"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return embeddings.SentenceTransformerEncoder()
+
+
+@pytest.fixture
+def encoder(settings, minilm, monkeypatch):
+    settings.EMBEDDING_ENCODER = "minilm"
+    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "minilm", lambda batch_size: minilm)
+    embeddings.reset_encoder()
+    yield embeddings.get_encoder()
+    embeddings.reset_encoder()
+
+
+def ingest(workspace, *paths: Path) -> list[Document]:
+    """Index and merge in this process, in the order given (the merge task's job after each document)."""
+    job = indexing_job_create(workspace=workspace, paths=list(paths), enqueue=False)
+    documents = []
+    for item in job.items.order_by("pk"):
+        assert job_item_run(item_id=item.pk) in ("indexed", "unchanged")
+        item.refresh_from_db()
+        document_merge(document_id=item.document_id)
+        documents.append(Document.objects.get(pk=item.document_id))
+    return documents
+
+
+def copy_demo(tmp_path: Path, *names: str) -> list[Path]:
+    copies = []
+    for name in names:
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(DEMO / name, target)
+        copies.append(target)
+    return copies
+
+
+def by_name(workspace) -> dict[str, Document]:
+    return {Path(d.path).name: d for d in Document.objects.filter(workspace=workspace)}
+
+
+def snapshot(workspace) -> tuple:
+    documents = sorted(Document.objects.filter(workspace=workspace).values_list(
+        "pk", "family_id", "family_position", "is_latest_version", "copy_of_id", "lineage_note"))
+    chunks = sorted(Chunk.objects.filter(workspace=workspace).values_list("pk", "lineage", "superseded_by_id"))
+    return documents, chunks
+
+
+def test_versions_form_one_family_ordered_by_label_with_older_passages_superseded(workspace, encoder, tmp_path):
+    ingest(workspace, *copy_demo(tmp_path, *API, "glossary.txt"))
+
+    docs = by_name(workspace)
+    family = docs["api-reference-v3.adoc"].family
+    assert family is not None and docs["glossary.txt"].family is None
+    members = list(family.members.order_by("family_position"))
+    assert [m.version_label for m in members] == ["2.0", "2.1", "3.0.0"]
+    assert [m.is_latest_version for m in members] == [False, False, True]
+    assert docs["api-reference-v2.1.md"].version_source == "title"
+
+    old_limit = Chunk.objects.get(document=docs["api-reference-v2.1.md"], text__contains="1000 requests per minute")
+    assert old_limit.lineage == Chunk.Lineage.SUPERSEDED
+    assert old_limit.superseded_by.document == docs["api-reference-v3.adoc"]
+    assert "1200 requests per minute" in old_limit.superseded_by.text
+    assert not Chunk.objects.filter(document=docs["api-reference-v3.adoc"]).exclude(lineage="").exists()
+    assert not Chunk.objects.filter(document=docs["glossary.txt"]).exclude(lineage="").exists()
+
+    before = snapshot(workspace)
+    workspace_merge(workspace_id=workspace.pk)  # a rebuild from scratch reaches the same families
+    assert snapshot(workspace) == before
+    family_refresh(family_id=family.pk)
+    assert snapshot(workspace) == before
+
+
+def test_a_family_from_content_alone_and_one_from_versioned_paths(workspace, encoder, tmp_path):
+    body = (DEMO / "user_guide_2.1.rst").read_text().split(":Version: 2.1", 1)[1]
+    renamed = tmp_path / "handbook.rst"  # another title, another name, the same sections
+    rule = "#" * 37
+    renamed.write_text(f"{rule}\nHandbook for operators of the gateway\n{rule}\n\n:Version: 2.2\n{body}")
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v1" / "setup.md").write_text(
+        "# Setup\n\nInstall the package with pip and run the migrate command before the first start.\n\n"
+        "## Ports\n\nThe server listens on port 8080 by default.\n")
+    (tmp_path / "v2" / "setup.md").write_text(
+        "# Getting started\n\nThe container image replaces the pip package; pull it and start it.\n\n"
+        "## Ports\n\nThe server listens on port 9090 by default.\n")
+    ingest(workspace, *copy_demo(tmp_path, "user_guide_2.1.rst"), renamed, tmp_path / "v1" / "setup.md",
+           tmp_path / "v2" / "setup.md")
+
+    docs = Document.objects.filter(workspace=workspace)
+    guide_doc = docs.get(path__endswith="user_guide_2.1.rst")
+    handbook = docs.get(path__endswith="handbook.rst")
+    assert guide_doc.family_id is not None and guide_doc.family_id == handbook.family_id
+    assert (guide_doc.is_latest_version, handbook.is_latest_version) == (False, True)
+
+    old_setup, new_setup = docs.get(path__endswith="v1/setup.md"), docs.get(path__endswith="v2/setup.md")
+    assert old_setup.family_id is not None and old_setup.family_id == new_setup.family_id
+    assert old_setup.family_id != guide_doc.family_id
+    old_ports = Chunk.objects.get(document=old_setup, text__contains="8080")
+    assert old_ports.superseded_by.document_id == new_setup.pk  # the same heading, new value
+
+
+def test_an_old_copy_uploaded_today_is_not_the_newest_version(workspace, encoder, tmp_path):
+    ingest(workspace, *copy_demo(tmp_path, *API))
+    # The 2.1 reference without its frontmatter: no date inside, so its date is today's mtime.
+    text = (DEMO / "api-reference-v2.1.md").read_text().split("---", 2)[2]
+    upload = tmp_path / "uploads" / "admin-api.md"
+    upload.parent.mkdir()
+    upload.write_text(text)
+    (copy,) = ingest(workspace, upload)
+
+    copy.refresh_from_db()
+    docs = by_name(workspace)
+    assert copy.family_id == docs["api-reference-v3.adoc"].family_id
+    assert copy.copy_of_id == docs["api-reference-v2.1.md"].pk
+    assert not copy.is_latest_version and docs["api-reference-v3.adoc"].is_latest_version
+
+    results = search("What is the default rate limit per API key?", options(workspace, top_k=5))
+    assert "1200 requests per minute" in results[0].text
+    assert not any("1000 requests per minute" in r.text or "600 requests per minute" in r.text
+                   for r in results), [r.text[:80] for r in results]
+
+
+def test_retrieval_answers_from_the_present_unless_asked_about_a_version(workspace, encoder, tmp_path):
+    ingest(workspace, *copy_demo(tmp_path, *API))
+    docs = by_name(workspace)
+
+    present = search("What is the default rate limit per API key?", options(workspace, top_k=3))
+    assert present[0].document_id == docs["api-reference-v3.adoc"].pk
+    assert present[0].is_latest_version and present[0].version_label == "3.0.0"
+    assert present.stats["superseded_replaced"] >= 1  # older passages ranked, and gave their slots away
+    assert all(r.lineage == "" and r.is_latest_version for r in present)
+    assert not any("1000 requests per minute" in r.text or "600 requests per minute" in r.text for r in present)
+    unaware = search("What is the default rate limit per API key?", options(workspace, top_k=3, version_aware=False,
+                                                                            respect_canonicals=False, dedup=False))
+    assert any(not r.is_latest_version for r in unaware)  # what the replacement had to do
+
+    past = search("What was the rate limit per API key in 2.1?", options(workspace, top_k=3))
+    assert past.stats["versions"]["mode"] == "as_of"
+    assert past[0].document_id == docs["api-reference-v2.1.md"].pk and "1000 requests per minute" in past[0].text
+    assert {r.document_id for r in past} <= {docs["api-reference-v2.1.md"].pk}
+
+    explicit = search("rate limit per API key", options(workspace, top_k=3, as_of_version="2.0"))
+    assert explicit[0].document_id == docs["api_reference.pdf"].pk
+
+    change = search("What changed in the rate limit between 2.1 and 3.0?", options(workspace, top_k=4))
+    assert change.stats["versions"]["change"] == ["2.1", "3.0.0"]
+    sides = {r.document_id for r in change[:2]}
+    assert sides == {docs["api-reference-v2.1.md"].pk, docs["api-reference-v3.adoc"].pk}
+
+
+def test_retired_passages_are_demoted_and_labelled(workspace, encoder, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shared = ("## Authentication\n\nClients authenticate with an API key sent in the X-API-Key header.\n\n"
+              "## Pagination\n\nLists return fifty items per page and a cursor for the next page.\n\n")
+    (tmp_path / "a" / "guide-v1.md").write_text(
+        "# Gateway Guide 1.0\n\n" + shared + "## SOAP bridge\n\nThe SOAP bridge translates XML envelopes into "
+        "JSON calls for legacy clients.\n")
+    (tmp_path / "b" / "guide-v2.md").write_text("# Gateway Guide 2.0\n\n" + shared.replace("fifty", "one hundred"))
+    ingest(workspace, tmp_path / "a" / "guide-v1.md", tmp_path / "b" / "guide-v2.md")
+
+    soap = Chunk.objects.get(text__contains="SOAP bridge translates")
+    assert soap.lineage == Chunk.Lineage.RETIRED and soap.superseded_by is None
+    results = search("How do legacy clients send XML envelopes through the SOAP bridge?", options(workspace, top_k=3))
+    retired = next(r for r in results if r.chunk_id == soap.pk)
+    assert retired.lineage == "retired" and retired.version_label == "1.0" and not retired.is_latest_version
+    undemoted = search("How do legacy clients send XML envelopes through the SOAP bridge?",
+                       options(workspace, top_k=3, version_aware=False))
+    plain_score = next(r.score for r in undemoted if r.chunk_id == soap.pk)
+    assert retired.score == pytest.approx(plain_score * 0.5)
+
+
+def test_archive_reindex_and_rebuild_keep_the_family_true(workspace, encoder, tmp_path):
+    paths = copy_demo(tmp_path, *API)
+    ingest(workspace, *paths)
+    docs = by_name(workspace)
+    family_id = docs["api-reference-v3.adoc"].family_id
+
+    documents_archive(documents=Document.objects.filter(pk=docs["api-reference-v3.adoc"].pk))
+    docs = by_name(workspace)
+    assert docs["api-reference-v3.adoc"].family_id is None
+    assert docs["api-reference-v2.1.md"].is_latest_version and docs["api-reference-v2.1.md"].family_id == family_id
+    assert not Chunk.objects.filter(document=docs["api-reference-v2.1.md"]).exclude(lineage="").exists()
+
+    # The 3.0 file comes back with an edit: re-indexed, it rejoins and supersedes again.
+    paths[2].write_text(paths[2].read_text().replace("1200 requests per minute", "1500 requests per minute"))
+    ingest(workspace, *paths)
+    docs = by_name(workspace)
+    assert docs["api-reference-v3.adoc"].family_id == family_id and docs["api-reference-v3.adoc"].is_latest_version
+    old_limit = Chunk.objects.get(document=docs["api-reference-v2.1.md"], text__contains="1000 requests per minute")
+    assert "1500 requests per minute" in old_limit.superseded_by.text
+    assert DocumentFamily.objects.filter(workspace=workspace).count() == 1
