@@ -53,8 +53,11 @@ def version_plan(query: str, options: SearchOptions) -> VersionPlan:
     labels = workspace_version_labels(workspace_id=workspace_id)
     analysis = analyse_query(query, known_labels=labels)
     text = analysis.text.strip() or query
-    if analysis.change is not None and labels:
-        sides = _change_sides(analysis.change.old, analysis.change.new, labels)
+    change = analysis.change
+    if change is not None and change.latest and change.old is None and change.new is None:
+        change = None  # "what's new in the latest release": the present, found by recency
+    if change is not None and labels:
+        sides = _change_sides(change.old, change.new, labels)
         if sides is not None:
             old, new = sides
             scopes = tuple((label, frozenset(documents_as_of(workspace_id=workspace_id, version=label)))
