@@ -421,13 +421,13 @@ def documents_reindex(*, documents, created_by=None) -> IndexingJob | None:
         Document.objects.filter(pk__in=[d.pk for d in docs]).update(content_hash="")
         job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.REINDEX, created_by=created_by,
                                          description=f"re-index {len(docs)} document(s)")
-        sources = {
-            item.document_id: item.source_file
-            for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")
-        }
+        # The latest item per document knows where its bytes are and what mtime they had (an upload's copy lost it).
+        sources = {item.document_id: item for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")}
         items = IndexingJobItem.objects.bulk_create(
-            IndexingJobItem(job=job, path=d.path, source_file=sources.get(d.pk, d.path)) for d in docs
-            if d.workspace_id == workspace.pk
+            IndexingJobItem(job=job, path=d.path, source_file=sources[d.pk].source_file, file_mtime=sources[d.pk].file_mtime,
+                            mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)
+            if d.pk in sources else IndexingJobItem(job=job, path=d.path, source_file=d.path)
+            for d in docs if d.workspace_id == workspace.pk
         )
         ids = [item.pk for item in items]
         transaction.on_commit(lambda: _enqueue_items(ids))

@@ -53,6 +53,18 @@ def test_last_modified_dates_the_file(logged_in_client, workspace):
     assert document.date_source == "mtime" and document.date_confidence == 1
 
 
+def test_a_reindex_keeps_the_browser_mtime(logged_in_client, workspace):
+    from rag.services import documents_reindex
+
+    info = {"files": [{"name": "notes.txt", "lastModified": LAST_MODIFIED_MS}]}
+    _run(_upload(logged_in_client, files=[SimpleUploadedFile("notes.txt", NOTES)], file_info=info))
+    document = Document.objects.get(workspace=workspace, path="uploads/notes.txt")
+    _run(documents_reindex(documents=Document.objects.filter(pk=document.pk)))
+    document.refresh_from_db()
+    assert document.doc_date == datetime.fromtimestamp(LAST_MODIFIED_MS / 1000, tz=UTC)
+    assert document.date_source == "mtime"
+
+
 def test_without_last_modified_the_date_is_the_upload_and_says_so(logged_in_client, workspace):
     job = _upload(logged_in_client, files=[SimpleUploadedFile("notes.txt", NOTES)])
     assert job.items.get().mtime_is_upload_time
