@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -14,6 +14,15 @@ from django.utils.html import format_html
 
 from rag.dedup.merge import CONTRADICTION_ACTIONS, chunks_detach, contradiction_resolve
 from rag.dedup.facts import highlight_segments
+from rag.lineage.editing import (
+    LineageEditError,
+    document_date_set,
+    document_version_set,
+    families_join,
+    family_reorder,
+    family_split,
+)
+from rag.lineage.families import documents_leave_families, family_refresh
 from rag.models import (
     CanonicalRecord,
     Chunk,
@@ -21,6 +30,7 @@ from rag.models import (
     Contradiction,
     DocType,
     Document,
+    DocumentFamily,
     IndexingJob,
     IndexingJobItem,
     Workspace,
@@ -48,28 +58,73 @@ class DocTypeAdmin(admin.ModelAdmin):
 
 class ChunkInline(admin.TabularInline):
     model = Chunk
-    fields = ["chunk_index", "heading_path", "chunk_position", "text"]
+    fields = ["chunk_index", "heading_path", "chunk_position", "lineage", "superseded_by_version", "text"]
     readonly_fields = fields
     extra = 0
     can_delete = False
     show_change_link = False
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Chunk]:
+        return super().get_queryset(request).select_related("superseded_by__document")
+
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    @admin.display(description="superseded by")
+    def superseded_by_version(self, obj: Chunk) -> str:
+        return _document_cell(obj.superseded_by)
 
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ["title", "workspace", "doc_type", "doc_date", "date_source", "status", "archived", "chunk_count"]
-    list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter), "date_source"]
-    search_fields = ["title", "path"]
+    list_display = ["title", "workspace", "doc_type", "version_label", "version_from", "family_link", "is_latest_version",
+                    "doc_date", "date_from", "status", "archived", "chunk_count"]
+    list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter), "date_source",
+                   "is_latest_version", "version_source"]
+    search_fields = ["title", "path", "version_label", "family__name"]
     list_select_related = ["workspace"]
-    readonly_fields = ["workspace", "path", "format", "content_hash", "size_bytes", "doc_date", "date_source",
-                       "status", "error", "chunk_count", "indexed_at", "created_at", "updated_at", "metadata"]
-    fields = ["title", "doc_type", "source_type", "tags", "entities", *readonly_fields, "archived"]
+    lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "family",
+                      "family_position", "is_latest_version", "copy_of", "lineage_note"]
+    readonly_fields = ["workspace", "path", "format", "content_hash", "size_bytes", *lineage_fields, "status", "error",
+                       "chunk_count", "indexed_at", "created_at", "updated_at", "metadata"]
+    fields = ["title", "doc_type", "source_type", "tags", "entities", "version_label", "doc_date", *readonly_fields,
+              "archived"]
     inlines = [ChunkInline]
-    actions = ["reindex", "archive", "unarchive"]
+    actions = ["reindex", "archive", "unarchive", "split_family"]
     date_hierarchy = "doc_date"
+
+    @admin.display(description="family", ordering="family_id")
+    def family_link(self, obj: Document) -> str:
+        # The id, not the name: a family is named after its newest member, whose title is a row of its own.
+        if obj.family_id is None:
+            return "—"
+        return format_html('<a href="{}">#{}</a>', reverse("admin:rag_documentfamily_change", args=[obj.family_id]),
+                           obj.family_id)
+
+    @admin.display(description="version from", ordering="version_source")
+    def version_from(self, obj: Document) -> str:
+        return obj.version_source_label
+
+    @admin.display(description="date from", ordering="date_source")
+    def date_from(self, obj: Document) -> str:
+        return obj.date_source_label
+
+    def save_model(self, request: HttpRequest, obj: Document, form, change: bool) -> None:
+        """A label or date a staff user changed is recorded as set by hand, by them, and reorders the family."""
+        super().save_model(request, obj, form, change)
+        if change and "version_label" in form.changed_data:
+            document_version_set(document_id=obj.pk, version_label=obj.version_label, user=request.user)
+        if change and "doc_date" in form.changed_data:
+            document_date_set(document_id=obj.pk, doc_date=obj.doc_date, user=request.user)
+
+    @admin.action(description="Split selected members into a new family", permissions=["change"])
+    def split_family(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        try:
+            family = family_split(document_ids=list(queryset.values_list("pk", flat=True)))
+        except LineageEditError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return
+        self.message_user(request, f"Split {queryset.count()} document(s) into family {family.pk}.", messages.SUCCESS)
 
     @admin.action(description="Re-index selected documents")
     def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
@@ -87,16 +142,108 @@ class DocumentAdmin(admin.ModelAdmin):
     def unarchive(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         self.message_user(request, f"Unarchived {documents_unarchive(documents=queryset)} document(s).", messages.SUCCESS)
 
-    # Deleting rows would leave records pointing at nothing: their chunks leave the records first.
+    # Deleting rows would leave records pointing at nothing and families with a gap: their chunks
+    # leave the records and the documents their families first, and those families are re-ordered.
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
         with transaction.atomic():
+            family_ids = documents_leave_families(document_ids=[obj.pk])
             chunks_detach(chunk_ids=list(obj.chunks.values_list("pk", flat=True)))
             super().delete_model(request, obj)
+            for family_id in family_ids:
+                family_refresh(family_id=family_id)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         with transaction.atomic():
+            family_ids = documents_leave_families(document_ids=list(queryset.values_list("pk", flat=True)))
             chunks_detach(chunk_ids=list(Chunk.objects.filter(document__in=queryset).values_list("pk", flat=True)))
             super().delete_queryset(request, queryset)
+            for family_id in family_ids:
+                family_refresh(family_id=family_id)
+
+
+class FamilyMemberInline(admin.TabularInline):
+    """The members, oldest first; edit the positions to reorder them (membership changes by split and join)."""
+
+    model = Document
+    fk_name = "family"
+    fields = ["member", "version_label", "version_source", "doc_date", "date_source", "family_position",
+              "is_latest_version", "copy_of", "lineage_note"]
+    readonly_fields = ["member", "version_label", "version_source", "doc_date", "date_source", "is_latest_version",
+                       "copy_of", "lineage_note"]
+    ordering = ["family_position", "pk"]
+    extra = 0
+    can_delete = False  # deleting here would delete the document itself
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.display(description="document")
+    def member(self, obj: Document) -> str:
+        return format_html('<a href="{}">{}</a>', reverse("admin:rag_document_change", args=[obj.pk]),
+                           obj.title or obj.path)
+
+
+@admin.register(DocumentFamily)
+class DocumentFamilyAdmin(admin.ModelAdmin):
+    """Families found by the merge workers; a staff user may rename, reorder, split and join them."""
+
+    list_display = ["name", "workspace", "member_count", "edited_by_hand", "updated_at"]
+    list_filter = ["workspace", "edited_by_hand"]
+    search_fields = ["name", "members__title", "members__path"]
+    fields = ["name", "workspace", "edited_by_hand", "split_link", "created_at", "updated_at"]
+    readonly_fields = ["workspace", "edited_by_hand", "split_link", "created_at", "updated_at"]
+    inlines = [FamilyMemberInline]
+    actions = ["join_families"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[DocumentFamily]:
+        return super().get_queryset(request).select_related("workspace").annotate(member_total=Count("members"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # families come from evidence, or from splitting one
+
+    @admin.display(description="members", ordering="member_total")
+    def member_count(self, obj: DocumentFamily) -> int:
+        return obj.member_total
+
+    @admin.display(description="split")
+    def split_link(self, obj: DocumentFamily) -> str:
+        url = reverse("admin:rag_document_changelist") + f"?family__id__exact={obj.pk}"
+        return format_html('<a href="{}">Choose members to split off</a> (action “Split selected members into a new '
+                           'family”)', url)
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        """Positions edited in the members inline become the family's order, through the service."""
+        if formset.model is not Document or not formset.has_changed():
+            return super().save_formset(request, form, formset, change)
+        formset.save(commit=False)  # fills changed_objects for the change message; the service writes
+        rows = [(row.cleaned_data["family_position"], row.instance.family_position, row.instance.pk)
+                for row in formset.forms]
+        order = [pk for _, _, pk in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0, r[1] or 0, r[2]))]
+        try:
+            family_reorder(family_id=form.instance.pk, document_ids=order)
+        except LineageEditError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+
+    # A deleted family's members would keep their positions and superseded chunks: they leave it first.
+    def delete_model(self, request: HttpRequest, obj: DocumentFamily) -> None:
+        with transaction.atomic():
+            documents_leave_families(document_ids=list(obj.members.values_list("pk", flat=True)))
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[DocumentFamily]) -> None:
+        with transaction.atomic():
+            documents_leave_families(
+                document_ids=list(Document.objects.filter(family__in=queryset).values_list("pk", flat=True)))
+            super().delete_queryset(request, queryset)
+
+    @admin.action(description="Join selected families", permissions=["change"])
+    def join_families(self, request: HttpRequest, queryset: QuerySet[DocumentFamily]) -> None:
+        try:
+            family = families_join(family_ids=list(queryset.values_list("pk", flat=True)))
+        except LineageEditError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return
+        self.message_user(request, f"Joined into {family} ({family.members.count()} members).", messages.SUCCESS)
 
 
 class IndexingJobItemInline(admin.TabularInline):
