@@ -152,6 +152,7 @@ def citation_for(result: Any, *, n: int, position: int, relevance: float, senten
         "provenance": _provenance_entries(getattr(result, "provenance", None)),
         "role": role,
         # Kept so that "2.1 · superseded by 3.0" still reads right when the page is reloaded.
+        "family_id": getattr(result, "family_id", None),
         "version_label": getattr(result, "version_label", "") or "",
         "is_latest_version": bool(getattr(result, "is_latest_version", True)),
         "lineage": getattr(result, "lineage", "") or "",

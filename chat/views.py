@@ -93,8 +93,10 @@ def options_update(request: HttpRequest, pk: int) -> HttpResponse:
                              version_labels=version_labels(workspace=conversation.workspace))
     if not form.is_valid():
         if request.htmx:
+            # 422, not 400: the panel comes back with its messages inline, and django-htmx's debug
+            # script would replace the whole page with a 400 response.
             context = _page_context(request, conversation, options_form=form)
-            return render(request, "chat/conversation.html#options", context, status=400)
+            return render(request, "chat/conversation.html#options", context, status=422)
         return HttpResponseBadRequest("Bad search options: " + "; ".join(
             f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     services.conversation_options_update(conversation=conversation, options=form.as_options())

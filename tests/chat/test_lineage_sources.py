@@ -29,13 +29,16 @@ def _citation(n: int, **version) -> dict:
 
 def test_sources_say_current_superseded_or_only_in(logged_in_client, conversation):
     citations = [
-        _citation(1, version_label="3.0", is_latest_version=True, lineage="", superseded_by_label=""),
-        _citation(2, version_label="2.1", is_latest_version=False, lineage="superseded", superseded_by_label="3.0"),
-        _citation(3, version_label="2.1", is_latest_version=False, lineage="retired", superseded_by_label=""),
-        _citation(4, version_label="", is_latest_version=True, lineage="", superseded_by_label=""),
+        _citation(1, family_id=4, version_label="3.0", is_latest_version=True, lineage="", superseded_by_label=""),
+        _citation(2, family_id=4, version_label="2.1", is_latest_version=False, lineage="superseded",
+                  superseded_by_label="3.0"),
+        _citation(3, family_id=4, version_label="2.1", is_latest_version=False, lineage="retired",
+                  superseded_by_label=""),
+        _citation(4, family_id=None, version_label="", is_latest_version=True, lineage="", superseded_by_label=""),
         _citation(5),  # stored before versions were kept
+        _citation(6, family_id=None, version_label="2.1", is_latest_version=True, lineage="", superseded_by_label=""),
     ]
-    Message.objects.create(conversation=conversation, role="assistant", content="A [1] [2] [3] [4] [5]",
+    Message.objects.create(conversation=conversation, role="assistant", content="A [1] [2] [3] [4] [5] [6]",
                            metadata={"citations": citations, "mode": "extractive"})
     html = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
     assert "3.0 · current" in html
@@ -46,15 +49,18 @@ def test_sources_say_current_superseded_or_only_in(logged_in_client, conversatio
         item = sources[sources.index(f"-src-{n}\""):]
         item = item[:item.index("</li>")]
         assert "source-version" not in item  # unknown label: nothing extra
+    alone = sources[sources.index('-src-6"'):]
+    assert '<span class="source-version badge">2.1</span>' in alone[:alone.index("</li>")]  # no family: no "current"
 
 
 def test_citations_keep_the_version_fields():
     result = SearchResult(chunk_id=7, document_id=3, path="/a.md", title="API 2.1", doc_date=None, doc_type="api",
-                          heading_path="", text="x", score=0.5, version_label="2.1", is_latest_version=False,
+                          heading_path="", text="x", score=0.5, family_id=4, version_label="2.1", is_latest_version=False,
                           lineage="superseded", superseded_by=9, superseded_by_label="3.0")
     citation = citation_for(result, n=1, position=1, relevance=0.5, sentence_ids=[])
-    assert {k: citation[k] for k in ("version_label", "is_latest_version", "lineage", "superseded_by_label")} == {
-        "version_label": "2.1", "is_latest_version": False, "lineage": "superseded", "superseded_by_label": "3.0"}
+    keys = ("family_id", "version_label", "is_latest_version", "lineage", "superseded_by_label")
+    assert {k: citation[k] for k in keys} == {"family_id": 4, "version_label": "2.1", "is_latest_version": False,
+                                              "lineage": "superseded", "superseded_by_label": "3.0"}
 
 
 @pytest.fixture
@@ -97,7 +103,7 @@ def test_bad_answer_as_of_is_an_inline_message(logged_in_client, conversation, l
     response = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "any", **posted},
                                      headers={"HX-Request": "true"})
     html = response.content.decode()
-    assert response.status_code == 400 and "<html" not in html and 'id="options"' in html
+    assert response.status_code == 422 and "<html" not in html and 'id="options"' in html
     assert message in html and 'role="alert"' in html
     conversation.refresh_from_db()
     assert not conversation.search_options.get("as_of_version") and not conversation.search_options.get("as_of_date")
