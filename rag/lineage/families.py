@@ -38,7 +38,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from rag.lineage.labels import path_version_stem, strip_versions
+from rag.lineage.labels import strip_versions, version_key, version_stem_key
 from rag.models import Chunk, Document, DocumentFamily
 
 logger = logging.getLogger(__name__)
@@ -70,8 +70,7 @@ class _Member:
 
     @property
     def path_key(self) -> str | None:
-        stem = path_version_stem(self.path)
-        return stem.rsplit(".", 1)[0] if stem else None
+        return version_stem_key(self.path)
 
 
 @dataclass
@@ -369,7 +368,8 @@ def family_refresh(*, family_id: int) -> None:
     vectors = _VectorCache()
     vectors.load(members)
     copies = _copies(members, vectors)
-    order = _hand_order(members) if family.edited_by_hand else _order(members, copies)
+    floors = _version_floors(members)
+    order = _hand_order(members) if family.edited_by_hand else _order(members, copies, floors)
     position = {pk: index for index, pk in enumerate(order)}
     newest = order[-1]
     newest_root = copies.get(newest, newest)
@@ -424,11 +424,23 @@ def _copies(members: dict[int, _Member], vectors: _VectorCache) -> dict[int, int
     return copies
 
 
-def _order(members: dict[int, _Member], copies: dict[int, int]) -> list[int]:
-    """Oldest first: labels decide between labelled members, dates place the rest among them."""
+def _version_floors(members: dict[int, _Member]) -> dict[int, str]:
+    """The newest version a member's Sphinx directives name ("Changed in version 5.3"): it is at least that new."""
+    floors = {}
+    for pk, metadata in Document.objects.filter(pk__in=members).values_list("pk", "metadata"):
+        keys = [version_key(str(entry.get("version", ""))) for entry in (metadata or {}).get("version_directives", [])
+                if isinstance(entry, dict)]
+        floors[pk] = max((key for key in keys if key), default="")
+    return floors
+
+
+def _order(members: dict[int, _Member], copies: dict[int, int], floors: dict[int, str]) -> list[int]:
+    """Oldest first: labels decide between labelled members; the rest are ordered by the versions their
+    directives name, then by date, and placed among the labelled ones by date."""
     originals = [m for pk, m in members.items() if pk not in copies]
     labelled = sorted((m for m in originals if m.version_key), key=lambda m: (m.version_key, _date_rank(m)))
-    unlabelled = sorted((m for m in originals if not m.version_key), key=_date_rank)
+    unlabelled = sorted((m for m in originals if not m.version_key),
+                        key=lambda m: (floors.get(m.id, ""), _date_rank(m)))
     order: list[_Member] = []
     pending = list(unlabelled)
     for member in labelled:

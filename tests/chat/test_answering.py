@@ -56,8 +56,9 @@ def test_conflict_states_the_newest_and_cites_the_older_version(workspace, api_v
 def test_a_stale_top_result_gives_way_to_its_newest_version(workspace, api_versions, licensed):
     from rag.retrieval import SearchOptions, search
 
-    # As a date filter or an unlicensed search could: only the old version comes back.
-    everything = search(QUESTION, SearchOptions(workspace=workspace, top_k=10, respect_canonicals=False, dedup=False))
+    # As a date filter or a search without version awareness could: only the old version comes back.
+    everything = search(QUESTION, SearchOptions(workspace=workspace, top_k=10, respect_canonicals=False, dedup=False,
+                                                 version_aware=False))
     stale = [r for r in everything if r.title.endswith("2.0") and "600" in r.text]
     text, citations = compose_extractive(QUESTION, stale[:1])
     assert citations[0]["document_title"] == "Lumen API Reference 3.0" and citations[0]["role"] == "answer"
@@ -73,7 +74,8 @@ def test_versions_that_disagree_without_a_recorded_contradiction_still_lead_with
 
     Contradiction.objects.all().delete()
     CanonicalRecord.objects.all().delete()
-    results = search(QUESTION, SearchOptions(workspace=workspace, top_k=10, respect_canonicals=False, dedup=False))
+    results = search(QUESTION, SearchOptions(workspace=workspace, top_k=10, respect_canonicals=False, dedup=False,
+                                             version_aware=False))
     older_first = sorted(results, key=lambda r: r.doc_date)  # the stale version ranks first
     text, citations = compose_extractive(QUESTION, older_first)
     statement, _, note = text.partition("Note:")
