@@ -54,7 +54,7 @@ class DocumentFamily(models.Model):
     """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="families")
-    name = models.CharField(max_length=500, help_text="The members' shared title, without version labels.")
+    name = models.CharField(max_length=500, help_text="The newest member's title.")
     edited_by_hand = models.BooleanField(default=False, help_text="Membership or order set by a person.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
