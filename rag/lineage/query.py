@@ -63,14 +63,23 @@ _REMOVABLE_AFTER = re.compile(
     r"(?:'s|’s)?(?:\s+(?:docs?\b|documentation|version\b|release\b(?!\s+notes)|series\b|branch\b))?", re.I
 )
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w+#]*)?([^\w]*)$")
-_OLD_SIDE = re.compile(r"\b(?:since|from|after|than|compared\s+(?:to|with)|vs\.?|versus|upgrading\s+from)\W*$", re.I)
-_BEFORE = re.compile(r"\b(?:before|prior\s+to|until|pre)\W*(?:the\s+)?(?:version\s+|release\s+)?$", re.I)
+# The version as the subject of a question ("which port did 2.0 use?"): a value seldom is.
+_SUBJECT = re.compile(r"\b(?:did|does|do)\s+$", re.I)
+# What may stand between a side word and its version: "since Sphinx 6.2", "before the Lumen Gateway 3.0 release".
+_NAMED_VERSION = r"\W*(?:the\s+)?(?:(?-i:[A-Z])[\w-]*\s+){0,3}(?:version\s+|release\s+)?$"
+_OLD_SIDE = re.compile(
+    rf"\b(?:since|from|after|than|compared\s+(?:to|with)|vs\.?|versus|upgrading\s+from){_NAMED_VERSION}", re.I
+)
+_BEFORE = re.compile(rf"\b(?:before|prior\s+to|until|pre){_NAMED_VERSION}", re.I)
 
 
 def _cued(text: str, mention: VersionMention) -> bool:
-    """A "v", a version word or a linking word before, "docs"/"release" after, or a product
-    name ("Lumen Gateway 3.0"); text_versions has already turned away "OAuth 2.0" and the like."""
+    """A "v", a version word or a linking word before, "docs"/"release" after, a product
+    name ("Lumen Gateway 3.0"), or the subject of "did"/"does" ("did 2.0 use");
+    text_versions has already turned away "OAuth 2.0" and the like."""
     if mention.cued or _CUE_AFTER.match(text, mention.end):
+        return True
+    if _SUBJECT.search(text, 0, mention.start) and re.match(r"\s+[a-z]", text[mention.end :]):
         return True
     before = _WORD_BEFORE.search(text[: mention.start])
     word = before.group(1) if before and before.group(1) else ""
@@ -194,8 +203,24 @@ def _as_of_date(match: re.Match[str], now: datetime | None) -> datetime | None:
 _CHANGE_CUES = re.compile(
     r"\bwhat(?:'s|’s|s|\s+is|\s+are)?\s+(?:new|changed)\b|\bwhat\s+(?:has|have)\s+changed\b"
     r"|\bwhat\s+(?:were|are)\s+the\s+(?:changes|differences)\b|\bwhat\s+changes\b"
-    r"|\bchanges?\s+(?:in|to|from|between|since)\b|\bchanged\b|\b(?:differ|differences?|difference)\s+between\b"
+    r"|\bchanged\b|\b(?:differ|differences?|difference)\s+between\b"
     r"|\bhow\s+(?:did|has|have)\b.*\bchange\b",
+    re.I,
+)
+# "changes in/to/since" asks for changes after nothing, a determiner or a question word ("any
+# changes to the port in 3.0?"). After a topic word it is a compound noun the question is about
+# ("did nodes pick up configuration changes in 2.1?", "for a configuration change to reach the
+# nodes") unless a question word leads the noun phrase ("what configuration changes since 2.0?")
+# or the noun phrase is all there is before it, as in a search-box query ("rate limit changes in 3.0").
+_CHANGE_NOUN = re.compile(r"\bchanges?\s+(?:in|to|from|between|since)\b", re.I)
+_CHANGE_NOUN_LEADS = {
+    "the", "any", "what", "which", "these", "those", "all", "major", "breaking", "notable", "main", "key", "recent",
+    "important", "significant", "big", "biggest", "other", "some", "list",
+}  # fmt: skip
+_ASKS_FOR_CHANGES = re.compile(r"\b(?:what|which|any|there|list)\s+(?:[\w-]+\s+){1,3}$", re.I)
+_TERSE_QUERY = re.compile(
+    r"\s*(?:(?!(?:how|what|which|when|where|why|who|did|does|do|is|are|was|were|can|could|should|will|would)\b)"
+    r"[\w-]+\s+){1,3}",
     re.I,
 )
 _WEAK_CHANGE_CUES = re.compile(
@@ -221,6 +246,20 @@ _EDGE_WORDS = {
 }  # fmt: skip
 
 
+def _asks_for_changes(question: str) -> bool:
+    """A strong change cue, or "changes in/to/since ..." that is not a compound noun (above)."""
+    if _CHANGE_CUES.search(question):
+        return True
+    for match in _CHANGE_NOUN.finditer(question):
+        before = question[: match.start()]
+        words_before = re.findall(r"[\w'’-]+", before)
+        if not words_before or words_before[-1].lower() in _CHANGE_NOUN_LEADS:
+            return True
+        if _ASKS_FOR_CHANGES.search(before) or _TERSE_QUERY.fullmatch(before):
+            return True
+    return False
+
+
 def _topic(text: str) -> str:
     words = re.findall(r"[\w'’./-]+", _CHANGE_WORDING.sub(" ", text))
     words = [word.strip("'’.") for word in words]
@@ -241,7 +280,7 @@ def _change(
     )
     asks_latest = bool(_LATEST.search(question))
     weak = bool(_WEAK_CHANGE_CUES.search(question)) and (bool(versions) or asks_latest)
-    if not (_CHANGE_CUES.search(question) or weak or old_side or two_sided):
+    if not (_asks_for_changes(question) or weak or old_side or two_sided):
         return None
     by_version = sorted({label: parse_version(label) for label in versions}.items(), key=lambda item: item[1])
     latest = asks_latest or (not versions and bool(_WHATS_NEW.search(question)))

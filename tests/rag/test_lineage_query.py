@@ -5,7 +5,11 @@ Pure text analysis: no database.
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -38,6 +42,14 @@ def at(year: int, month: int, day: int) -> datetime:
         ("Rate limit of release 3 and 2.0", ("3.0", "2.0"), "Rate limit"),
         ("token lifetime in 2.0, 2.1 or 3.0", ("2.0", "2.1", "3.0"), "token lifetime"),
         ("What is 3.0's default port?", ("3.0",), "What is default port?"),
+        ("Which admin port did 2.0 use?", ("2.0",), "Which admin port did use?"),
+        ("Which port does 3.0 listen on?", ("3.0",), "Which port does listen on?"),
+        (
+            "How often did proxy nodes pick up configuration changes in 2.1?",
+            ("2.1",),
+            "How often did proxy nodes pick up configuration changes?",
+        ),
+        ("Are configuration changes recorded in 2.1?", ("2.1",), "Are configuration changes recorded?"),
     ],
 )
 def test_version_mentions(question: str, versions: tuple[str, ...], text: str) -> None:
@@ -62,6 +74,7 @@ def test_version_mentions(question: str, versions: tuple[str, ...], text: str) -
         "Which error code is 2.0x slower?",
         "How do I pin the admin API v2 client?",
         "What changed on 2025-03-15 in the logs?",
+        "Which factor did 2.0 seconds add?",
     ],
 )
 def test_not_version_scoped(question: str) -> None:
@@ -160,6 +173,12 @@ def test_dates_are_read_in_the_server_time_zone() -> None:
             ChangeQuestion("2.1", "3.0", "rate limits"),
         ),
         ("What changed in authentication from 3.0 to 2.0?", ChangeQuestion("2.0", "3.0", "authentication")),
+        ("Were there any rate limit changes in 3.0?", ChangeQuestion(None, "3.0", "rate limit")),
+        ("Was there a change to the admin port in 3.0?", ChangeQuestion(None, "3.0", "admin port")),
+        ("Changes to the admin port in 3.0", ChangeQuestion(None, "3.0", "admin port")),
+        ("Rate limit changes in 3.0", ChangeQuestion(None, "3.0", "Rate limit")),
+        ("rate limit changes since 2.0", ChangeQuestion("2.0", None, "rate limit")),
+        ("What changed since version 2.1?", ChangeQuestion("2.1", None, "")),
     ],
 )
 def test_change_questions(question: str, change: ChangeQuestion) -> None:
@@ -173,10 +192,31 @@ def test_change_questions(question: str, change: ChangeQuestion) -> None:
         "What does the removed status mean?",
         "What is the rate limit in 2.1?",
         "How do I compare two API keys?",
+        "How long does it take for a configuration change to reach all proxy nodes?",
+        "Why do my changes to the config not apply?",
     ],
 )
 def test_not_change_questions(question: str) -> None:
     assert analyse_query(question, known_labels=KNOWN, now=NOW).change is None
+
+
+@pytest.mark.parametrize(
+    ("question", "old", "new"),
+    [
+        ("How did the admin port change since Lumen Gateway 2.0?", "2.0", None),
+        ("How did pagination change between Lumen Gateway 2.1 and 3.0?", "2.1", "3.0"),
+        ("What changed in the admin port since the Lumen Gateway 2.1 release?", "2.1", None),
+    ],
+)
+def test_a_product_name_between_side_word_and_version(question: str, old: str | None, new: str | None) -> None:
+    change = analyse_query(question, known_labels=KNOWN, now=NOW).change
+    assert change is not None
+    assert (change.old, change.new) == (old, new)
+
+
+def test_before_a_named_version_is_a_bound() -> None:
+    analysis = analyse_query("What was the rate limit before Lumen Gateway 3.0?", known_labels=KNOWN)
+    assert (analysis.versions, analysis.before_version) == (("3.0",), True)
 
 
 def test_change_text_keeps_the_change_wording_for_search() -> None:
@@ -190,3 +230,59 @@ def test_no_known_labels_still_finds_changes_and_dates() -> None:
     assert analysis.versions == ()
     assert analysis.as_of_date == at(2025, 4, 1)
     assert analysis.change == ChangeQuestion(None, None, "rate limit")
+
+
+# --- the evaluation ground truths as an oracle ------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+# The labels each evaluation workspace has: the demo corpus's own, and the four Sphinx releases
+# (short and full spelling, oldest first) that the real corpus's documents and changelog name.
+ORACLE_WORKSPACES = {
+    "demo/ground_truth.json": ["2.0", "2.1", "2.1.2", "3.0", "3.0.0"],
+    "demo/real/ground_truth.json": ["5.3", "5.3.0", "6.2", "6.2.1", "7.4", "7.4.7", "8.1", "8.1.3"],
+}
+
+
+def _names(question: str, version: str) -> bool:
+    return bool(re.search(rf"(?<![\w.])v?{re.escape(version)}(?![\w]|\.\d)", question))
+
+
+def oracle_disagreement(entry: dict[str, Any], known_labels: list[str]) -> str | None:
+    """What analyse_query gets wrong about one ground-truth question, None when it agrees.
+
+    A "current" question names no version, date or change (a "latest release" change is
+    fine); a "version" one ends its versions with `as_of` and asks no change; a "change" one
+    has the sides' versions as old and new, or None for a side the question leaves implicit
+    ("since 2.0", "new in 3.0")."""
+    question = entry["question"]
+    analysis = analyse_query(question, known_labels=known_labels, now=NOW)
+    change = analysis.change
+    kind = entry.get("kind", "current")
+    if kind == "change":
+        old, new = (side["version"] for side in entry["sides"])
+        expected_old = {old} | (set() if _names(question, old) else {None})
+        expected_new = {new} | (set() if _names(question, new) else {None})
+        if change is None or change.old not in expected_old or change.new not in expected_new:
+            return f"{question!r}: want change {old}->{new}, got {change}"
+        return None
+    wanted = (entry["as_of"],) if kind == "version" else ()
+    latest_only = change is not None and change.latest and change.old is None and change.new is None
+    agrees = (analysis.versions[-1:] == wanted and analysis.as_of_date is None
+              and (change is None or (kind == "current" and latest_only)))  # fmt: skip
+    if agrees:
+        return None
+    return f"{question!r}: want {kind} {wanted}, got versions={analysis.versions} date={analysis.as_of_date} {change}"
+
+
+def oracle_results(path: str) -> list[tuple[str, str | None]]:
+    """(kind, disagreement or None) for each question of one ground truth."""
+    entries = json.loads((ROOT / path).read_text())
+    return [(entry.get("kind", "current"), oracle_disagreement(entry, ORACLE_WORKSPACES[path])) for entry in entries]
+
+
+@pytest.mark.parametrize("path", list(ORACLE_WORKSPACES))
+def test_analysis_agrees_with_the_ground_truth(path: str) -> None:
+    results = oracle_results(path)
+    disagreements = [problem for _kind, problem in results if problem]
+    agreement = 1 - len(disagreements) / len(results)
+    assert agreement >= 0.95, f"{agreement:.0%} agreement:\n" + "\n".join(disagreements)
