@@ -169,7 +169,7 @@ _LINKS_BEFORE = {"in", "for", "to", "of", "since", "from", "and", "until", "befo
 _CUES_AFTER = re.compile(r"\s*(?:release|docs?\b|documentation|notes|changelog|series|branch|version|lts)", re.I)
 _UNITS_AFTER = re.compile(
     r"\s*(?:%|percent|x\b|ms\b|s\b|secs?\b|seconds?\b|mins?\b|minutes?\b|h\b|hours?\b|days?\b|weeks?\b|"
-    r"[kmgt]i?b\b|[kmgt]\b|rps\b|qps\b|req|requests|times|fold|px\b|em\b|pt\b|°)",
+    r"[kmgt]i?b\b|[kmgt]\b|rps\b|qps\b|req\b|requests?\b|times\b|fold\b|px\b|em\b|pt\b|°)",
     re.I,
 )
 
