@@ -273,12 +273,19 @@ MERGE_LOCK_TIMEOUT_SECONDS = env.int("MERGE_LOCK_TIMEOUT_SECONDS", default=30)
 # Cosine at or above which a chunk of one document has a counterpart in another (the same passage,
 # perhaps reworded or with changed values): below CONTRADICTION_THRESHOLD, since versions drift.
 FAMILY_COUNTERPART_THRESHOLD = env.float("FAMILY_COUNTERPART_THRESHOLD", default=0.80)
+# Under the same heading (labels stripped) a looser match is a counterpart too: a section rewritten for a release.
+FAMILY_HEADING_COUNTERPART_THRESHOLD = env.float("FAMILY_HEADING_COUNTERPART_THRESHOLD", default=0.70)
 # Share of either document's chunks with a counterpart in the other that makes them versions of one another.
 FAMILY_CONTENT_SHARE = env.float("FAMILY_CONTENT_SHARE", default=0.5)
 # With the same title or versioned path, this much shared content suffices: generic titles alone tie unrelated pages.
 FAMILY_NAMED_CONTENT_SHARE = env.float("FAMILY_NAMED_CONTENT_SHARE", default=0.1)
 # Content evidence needs sizes within this ratio: a short excerpt is not a version of a whole manual.
 FAMILY_MIN_SIZE_RATIO = env.float("FAMILY_MIN_SIZE_RATIO", default=0.25)
+# Cosine at or above which a passage of one release's document and one of a newer release's say the
+# same thing (another document, not a version of it): the newer release's passage takes the place.
+RELEASE_COUNTERPART_THRESHOLD = env.float("RELEASE_COUNTERPART_THRESHOLD", default=0.80)
+# Score multiplier, in a question about a version, for documents of that very release over older ones still current then.
+AS_OF_VERSION_BOOST = env.float("AS_OF_VERSION_BOOST", default=1.15)
 # Score multiplier for a retired passage (gone from every newer version): it still answers, below current text.
 RETIRED_DEMOTION = env.float("RETIRED_DEMOTION", default=0.5)
 

@@ -151,9 +151,12 @@ def _pair_evidence(a: _Vectors, b: _Vectors) -> _PairEvidence:
     similarity = _similarity(a, b)
     if similarity.size == 0:
         return _PairEvidence(0.0, 0.0, False)
-    threshold = settings.FAMILY_COUNTERPART_THRESHOLD
-    share_a = float((similarity.max(axis=1) >= threshold).mean())
-    share_b = float((similarity.max(axis=0) >= threshold).mean())
+    # A counterpart: a close text, or a looser one under the same heading (a section rewritten for a release).
+    same_heading = np.array([[bool(x) and x == y for y in b.headings] for x in a.headings], dtype=bool)
+    counterpart = (similarity >= settings.FAMILY_COUNTERPART_THRESHOLD) | (
+        same_heading & (similarity >= settings.FAMILY_HEADING_COUNTERPART_THRESHOLD))
+    share_a = float(counterpart.any(axis=1).mean())
+    share_b = float(counterpart.any(axis=0).mean())
     identical = (set(a.hashes) == set(b.hashes)) or bool(
         (similarity.max(axis=1) >= settings.MERGE_THRESHOLD).all()
         and (similarity.max(axis=0) >= settings.MERGE_THRESHOLD).all()
@@ -521,6 +524,13 @@ def _supersession(order: list[int], latest: set[int], copies: dict[int, int], ve
                 superseded[chunk_id] = counterpart[chunk_id]
             else:
                 retired.append(chunk_id)
+    # A counterpart in a middle member may itself be superseded: point at the newest text of the passage.
+    for chunk_id, target in superseded.items():
+        seen = {chunk_id}
+        while target in superseded and target not in seen:
+            seen.add(target)
+            target = superseded[target]
+        superseded[chunk_id] = target
     _chunks_current(chunk_ids=current, by_chunk=True)
     if retired:
         Chunk.objects.filter(pk__in=retired).exclude(lineage=Chunk.Lineage.RETIRED, superseded_by=None).update(

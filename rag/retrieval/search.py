@@ -46,7 +46,7 @@ from rag.retrieval.ranking import (
     with_recency,
 )
 from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet
-from rag.retrieval.versions import scoped_options, version_plan
+from rag.retrieval.versions import newest_release_first, scoped_options, version_plan
 
 logger = logging.getLogger("rag.retrieval")
 
@@ -101,9 +101,11 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
         result_set = _search(query, options, clock)
     elif plan.mode == "as_of":
         (_label, documents), = plan.scopes
-        result_set = _search(plan.query, scoped_options(options, documents), clock)
+        result_set = _search(plan.query, scoped_options(options, documents, version=plan.as_of_version,
+                                                        date=plan.as_of_date), clock)
     else:
-        sides = [_search(plan.query, scoped_options(options, documents), _Clock()) for _label, documents in plan.scopes]
+        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
+                 for label, documents in plan.scopes]
         result_set = _interleaved(sides, top_k=options.top_k)
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
@@ -157,7 +159,10 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
 
     _rerank(query, candidates, options, stats, scope_filters=options.filters, now=now)
     if options.version_aware:
-        candidates = _present(candidates, options, stats, rows=rows, query_vector=query_vector, now=now)
+        if not (options.as_of_version or options.as_of_date):
+            candidates = _present(candidates, options, stats, rows=rows, query_vector=query_vector, now=now)
+        candidates = newest_release_first(candidates, stats, as_of_version=options.as_of_version,
+                                          window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
     candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
     clock.lap("collapse_ms")
 

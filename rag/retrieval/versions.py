@@ -15,9 +15,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from rag.lineage.labels import parse_version
+from django.conf import settings
+
+from rag.lineage.labels import parse_version, version_in_series, version_key
 from rag.lineage.query import QueryLineage, analyse_query
 from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.retrieval import sql
 from rag.retrieval.options import SearchOptions
 
 
@@ -91,7 +94,51 @@ def _change_sides(old: str | None, new: str | None, labels: list[str]) -> tuple[
     return (old, new) if old != new else None
 
 
-def scoped_options(options: SearchOptions, documents: frozenset[int]) -> SearchOptions:
+def scoped_options(options: SearchOptions, documents: frozenset[int], *, version: str = "",
+                   date: datetime | None = None) -> SearchOptions:
     """The same search held to these documents, with nothing replaced: they are the past asked about."""
     return replace(options, filters=replace(options.filters, document_ids=tuple(sorted(documents))),
-                   version_aware=False, analyse_query=False, as_of_version="", as_of_date=None)
+                   analyse_query=False, as_of_version=version, as_of_date=date)
+
+
+def newest_release_first(candidates: list, stats: dict[str, Any], *, as_of_version: str, window: int) -> list:
+    """Where two labelled documents say the same thing for different releases, the newer release speaks.
+
+    Families tie a document to its own older versions; this ties a passage to its counterpart in
+    any document of a newer release (a 2.1 runbook and the 3.0 operations guide), among the head of
+    the ranking only. A question about a version also favours documents of that very release over
+    older ones that were still current then.
+    """
+    if as_of_version:
+        asked = parse_version(as_of_version)
+        for candidate in candidates:
+            version = parse_version(candidate.row["version_label"] or "")
+            if asked and version and (version == asked or version_in_series(version, asked)):
+                candidate.score *= settings.AS_OF_VERSION_BOOST
+        candidates.sort(key=lambda c: -c.score)
+    head, tail = candidates[:window], candidates[window:]
+    keys = {c.chunk_id: version_key(c.row["version_label"]) for c in head if c.row["version_label"]}
+    keys = {chunk_id: key for chunk_id, key in keys.items() if key}
+    pairs = sql.near_duplicate_pairs(sorted(keys), threshold=settings.RELEASE_COUNTERPART_THRESHOLD)
+    newer: dict[int, tuple[str, float, int]] = {}  # older chunk -> (key, similarity, newer chunk)
+    for a, b, similarity in pairs:
+        if keys[a] == keys[b]:
+            continue
+        old, new = (a, b) if keys[a] < keys[b] else (b, a)
+        best = newer.get(old)
+        if best is None or (keys[new], similarity) > best[:2]:
+            newer[old] = (keys[new], similarity, new)
+    by_id = {c.chunk_id: c for c in head}
+    kept = []
+    for candidate in head:
+        target_id = candidate.chunk_id
+        while target_id in newer:
+            target_id = newer[target_id][2]
+        if target_id == candidate.chunk_id:
+            kept.append(candidate)
+            continue
+        target = by_id[target_id]
+        target.score = max(target.score, candidate.score)
+        target.collapsed.append(candidate.chunk_id)
+    stats["older_release_removed"] = len(head) - len(kept)
+    return sorted(kept, key=lambda c: -c.score) + tail
