@@ -13,7 +13,29 @@ Figures, per corpus size:
 - recall@10 of the semantic path (what search runs: HNSW with its ef_search)
   against an exact scan, on real query embeddings;
 - the lexical stage alone (rare-term query, capped ranking) against the naive
-  query (OR of every question word, every match ranked).
+  query (OR of every question word, every match ranked);
+- hybrid search p50/p95 with version-aware retrieval (the default options) and
+  without it (version_aware=False, analyse_query=False), measured like the
+  canonical-aware pair (same rounds, alternating, all runs and each query's
+  fastest run), their ratio (target p50 <= 1.1), and `version_plan` alone
+  (the query analysis and its SQL query for the workspace's version labels).
+
+Version lineage is set in bulk SQL once the corpus is built (`apply_lineage`),
+not by `workspace_lineage_rebuild`: the synthetic documents share no titles or
+paths and their near-duplicates are single chunks scattered over "copies"
+documents, so a rebuild would find no family here (and at 100k chunks it would
+first search the neighbours of every chunk). Instead the "docs" documents are
+taken FAMILY_SIZE at a time, in path order, and three such groups in four
+become a family: members ordered by doc_date, labelled 1.x, 2.x, 3.x in that
+order (LABEL_MINORS values of x across the workspace), each chunk of an older
+member superseded by the chunk at the same index in the newest member, or
+retired (one chunk id in RETIRED_EVERY). About 40% of all chunks end up
+superseded or retired (the share is printed). Their counterparts are not
+close to them in embedding space (the vectors are unrelated), so a superseded
+candidate's replacement is seldom a candidate already and has to be fetched:
+the replacement stage is measured at its most expensive. A corpus built
+before lineage existed (its signature without LINEAGE_VERSION) is upgraded in
+place rather than rebuilt.
 
 Latency is rag.retrieval.search end to end, with the query vector encoded
 beforehand (the encoder's own time is printed separately): it is what the
@@ -47,7 +69,14 @@ TOP_K = 10
 DOC_TYPES = ["api", "architecture", "operations", "troubleshooting", "user"]
 CHUNKS_PER_DOCUMENT = 10
 NEEDLE_EVERY = 100  # one document in a hundred carries the "needle" tag: a 1% filter
-ROUNDS = 3  # runs per query and mode for the canonical-aware overhead
+ROUNDS = 3  # runs per query and mode for the canonical-aware and the version-aware overheads
+FAMILY_SIZE = 3  # versions per family
+FAMILY_GROUP_SKIPPED = 4  # one group of FAMILY_SIZE "docs" documents in this many stays out of families
+LABEL_MINORS = 5  # labels 1.0-1.4, 2.0-2.4, 3.0-3.4: fifteen version labels in the workspace
+RETIRED_EVERY = 7  # one older-member chunk id in seven is retired rather than superseded
+LINEAGE_VERSION = "lineage-1"  # in the corpus signature: bump when apply_lineage changes
+UNVERSIONED = {"version_aware": False, "analyse_query": False}  # version-aware retrieval off
+VERSION_TARGET = 1.1  # p50 with version-aware retrieval / p50 without
 
 
 def _ms(seconds: list[float]) -> tuple[float, float]:
@@ -63,6 +92,75 @@ def _signature(size: int, real: int, corpus_texts: list[str]) -> str:
     return f"bench {size} {real} " + hashlib.sha256("".join(corpus_texts[:50]).encode()).hexdigest()[:12]
 
 
+def apply_lineage(workspace) -> None:
+    """Families, labels and chunk supersession in bulk (see the module docstring); idempotent."""
+    from django.db import connection, transaction
+
+    from rag.lineage.labels import version_key
+    from rag.models import Chunk, Document, DocumentFamily
+
+    started = time.monotonic()
+    chunk_table = Chunk._meta.db_table
+    with transaction.atomic():
+        DocumentFamily.objects.filter(workspace=workspace).delete()
+        Document.objects.filter(workspace=workspace).update(
+            family=None, family_position=None, is_latest_version=True, copy_of=None, version_label="",
+            version_key="", version_source="")
+        Chunk.objects.filter(workspace=workspace).exclude(lineage="", superseded_by=None).update(
+            lineage="", superseded_by=None)
+        docs = list(Document.objects.filter(workspace=workspace, path__startswith="/bench/docs/")
+                    .order_by("path").values_list("pk", "doc_date"))
+        groups = []
+        for number, start in enumerate(range(0, len(docs) - FAMILY_SIZE + 1, FAMILY_SIZE)):
+            if number % FAMILY_GROUP_SKIPPED != FAMILY_GROUP_SKIPPED - 1:
+                groups.append(sorted(docs[start:start + FAMILY_SIZE], key=lambda row: row[1]))  # oldest first
+        families = DocumentFamily.objects.bulk_create(
+            [DocumentFamily(workspace=workspace, name=f"Family {number}") for number in range(len(groups))],
+            batch_size=2000)
+        updates, older, newest = [], [], []
+        for number, (family, members) in enumerate(zip(families, groups)):
+            for position, (pk, _doc_date) in enumerate(members):
+                label = f"{position + 1}.{number % LABEL_MINORS}"
+                updates.append(Document(pk=pk, family_id=family.pk, family_position=position,
+                                        is_latest_version=position == len(members) - 1, version_label=label,
+                                        version_key=version_key(label), version_source="frontmatter"))
+                if position < len(members) - 1:
+                    older.append(pk)
+                    newest.append(members[-1][0])
+        Document.objects.bulk_update(updates, ["family", "family_position", "is_latest_version", "version_label",
+                                               "version_key", "version_source"], batch_size=2000)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""UPDATE {chunk_table} c
+                    SET lineage = CASE WHEN c.id %% %(every)s = 0 THEN 'retired' ELSE 'superseded' END,
+                        superseded_by_id = CASE WHEN c.id %% %(every)s = 0 THEN NULL ELSE
+                            (SELECT n.id FROM {chunk_table} n
+                             WHERE n.document_id = m.newest AND n.chunk_index = c.chunk_index) END
+                    FROM unnest(%(older)s::bigint[], %(newest)s::bigint[]) AS m(older, newest)
+                    WHERE c.document_id = m.older""",
+                {"every": RETIRED_EVERY, "older": older, "newest": newest})
+            # A newest member shorter than an older one: nothing to supersede the extra chunks.
+            cursor.execute(f"UPDATE {chunk_table} SET lineage = 'retired' WHERE workspace_id = %s "
+                           "AND lineage = 'superseded' AND superseded_by_id IS NULL", [workspace.pk])
+            cursor.execute(f"ANALYZE {chunk_table}")
+            cursor.execute(f"ANALYZE {Document._meta.db_table}")
+    print(f"  version lineage set in {time.monotonic() - started:.0f}s: {len(families)} families, "
+          f"{len(older)} older members", file=sys.stderr, flush=True)
+
+
+def lineage_shares(workspace) -> dict:
+    from django.db.models import Count
+
+    from rag.models import Chunk, DocumentFamily
+
+    counts = dict(Chunk.objects.filter(workspace=workspace).values_list("lineage").annotate(n=Count("pk"))
+                  .values_list("lineage", "n"))
+    total = sum(counts.values())
+    return {"superseded_share": counts.get(Chunk.Lineage.SUPERSEDED, 0) / total,
+            "retired_share": counts.get(Chunk.Lineage.RETIRED, 0) / total,
+            "families": DocumentFamily.objects.filter(workspace=workspace).count()}
+
+
 def build(size: int, real_chunks: list[str], real_vectors: np.ndarray):
     from django.db import connection
     from django.utils import timezone
@@ -73,16 +171,23 @@ def build(size: int, real_chunks: list[str], real_vectors: np.ndarray):
     from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document, Workspace
 
     corpus = build_corpus(size, real_chunks, real_vectors)
-    signature = _signature(size, corpus.real, corpus.texts)
+    base_signature = _signature(size, corpus.real, corpus.texts)
+    signature = f"{base_signature} {LINEAGE_VERSION}"
     workspace = Workspace.objects.filter(slug="bench").first()
-    if workspace and workspace.name == signature and Chunk.objects.filter(workspace=workspace).count() == size:
+    if workspace and workspace.name in (signature, base_signature) \
+            and Chunk.objects.filter(workspace=workspace).count() == size:
+        if workspace.name != signature:  # built before version lineage: add it in place
+            print(f"  upgrading the {size}-chunk corpus with version lineage", file=sys.stderr, flush=True)
+            apply_lineage(workspace)
+            Workspace.objects.filter(pk=workspace.pk).update(name=signature)
         print(f"  reusing the {size}-chunk corpus", file=sys.stderr, flush=True)
         return workspace, corpus
     started = time.monotonic()
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE rag_contradiction, rag_chunkvariant, rag_canonicalrecord, rag_chunk, rag_document "
-                       "RESTART IDENTITY CASCADE")
-    workspace, _ = Workspace.objects.update_or_create(slug="bench", defaults={"name": signature})
+        cursor.execute("TRUNCATE rag_contradiction, rag_chunkvariant, rag_canonicalrecord, rag_chunk, rag_document, "
+                       "rag_documentfamily RESTART IDENTITY CASCADE")
+    # The lineage's signature is written once it is applied, so an interrupted build is redone.
+    workspace, _ = Workspace.objects.update_or_create(slug="bench", defaults={"name": "building"})
     if not License.objects.filter(workspace=workspace).exists():
         license_save(license=License(workspace=workspace, tier=LicenseTier.objects.get(slug="enterprise")),
                      actor_label="bench")
@@ -159,12 +264,29 @@ def build(size: int, real_chunks: list[str], real_vectors: np.ndarray):
     Contradiction.objects.bulk_create(contradictions, batch_size=5000)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
+    apply_lineage(workspace)
+    Workspace.objects.filter(pk=workspace.pk).update(name=signature)
     print(f"  built in {time.monotonic() - started:.0f}s: {len(documents)} documents, {len(records)} records, "
           f"{len(variants)} variants, {len(contradictions)} contradictions", file=sys.stderr, flush=True)
     return workspace, corpus
 
 
 # --- measuring (child) ----------------------------------------------------------------------------
+
+
+def _alternating(number: int, run_on, run_off) -> tuple[dict[bool, list[float]], object]:
+    """Both modes ROUNDS times, alternating, so that a burst of load on this shared machine hits both
+    alike (each query's fastest time per mode is its least disturbed one); returns the seconds per
+    mode (True: on) and the results of the first run with the mode on."""
+    timings: dict[bool, list[float]] = {True: [], False: []}
+    first = None
+    for round_number in range(ROUNDS):
+        for on in ([True, False] if (number + round_number) % 2 == 0 else [False, True]):
+            seconds, results = (run_on if on else run_off)()
+            timings[on].append(seconds)
+            if on and first is None:
+                first = results
+    return timings, first
 
 
 def _naive_lexical_ms(workspace_id: int, queries: list[str]) -> list[float]:
@@ -192,6 +314,7 @@ def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunk
     from rag.retrieval import SearchFilters, SearchOptions, search
     from rag.retrieval import sql as retrieval_sql
     from rag.retrieval.filters import build_scope
+    from rag.retrieval.versions import version_plan
 
     workspace, corpus = build(size, real_chunks, real_vectors)
 
@@ -204,28 +327,41 @@ def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunk
     for query, vector in list(zip(queries, query_vectors))[:20]:  # warm caches and the plan
         run(query, vector)
         run(query, vector, respect_canonicals=False)
+        run(query, vector, **UNVERSIONED)
 
     canonical, plain, lexical_ms, filtered = [], [], [], []
     canonical_best, plain_best = [], []
     variants_filtered = near_duplicates = 0
     fewest_filtered, filtered_paths = TOP_K, set()
+    versioned, unversioned, versioned_best, unversioned_best, plan_all, plan_best = [], [], [], [], [], []
+    replaced = demoted = 0
+    plan_modes: dict[str, int] = {}
     for number, (query, vector) in enumerate(zip(queries, query_vectors)):
-        # Both modes ROUNDS times, alternating, so that a burst of load on this shared machine
-        # hits both alike; each query's fastest time per mode is its least disturbed one.
-        timings: dict[bool, list[float]] = {True: [], False: []}
-        for round_number in range(ROUNDS):
-            order = [True, False] if (number + round_number) % 2 == 0 else [False, True]
-            for respect in order:
-                seconds, results = run(query, vector, respect_canonicals=respect)
-                timings[respect].append(seconds)
-                if respect and round_number == 0:
-                    lexical_ms.append(results.stats["timings_ms"].get("lexical_ms", 0.0))
-                    variants_filtered += results.stats["variants_filtered"]
-                    near_duplicates += results.stats["near_duplicates_removed"]
+        timings, results = _alternating(number, lambda: run(query, vector),
+                                        lambda: run(query, vector, respect_canonicals=False))
+        lexical_ms.append(results.stats["timings_ms"].get("lexical_ms", 0.0))
+        variants_filtered += results.stats["variants_filtered"]
+        near_duplicates += results.stats["near_duplicates_removed"]
         canonical.extend(timings[True])
         plain.extend(timings[False])
         canonical_best.append(min(timings[True]))
         plain_best.append(min(timings[False]))
+        timings, results = _alternating(number, lambda: run(query, vector), lambda: run(query, vector, **UNVERSIONED))
+        replaced += results.stats.get("superseded_replaced", 0)
+        demoted += results.stats.get("retired_demoted", 0)
+        plan_modes[results.stats["versions"]["mode"]] = plan_modes.get(results.stats["versions"]["mode"], 0) + 1
+        versioned.extend(timings[True])
+        unversioned.extend(timings[False])
+        versioned_best.append(min(timings[True]))
+        unversioned_best.append(min(timings[False]))
+        options = SearchOptions(workspace=workspace.pk, top_k=TOP_K, query_embedding=tuple(vector.tolist())).resolved()
+        plan_runs = []
+        for _round in range(ROUNDS):
+            started = time.perf_counter()
+            version_plan(query, options)
+            plan_runs.append(time.perf_counter() - started)
+        plan_all.extend(plan_runs)
+        plan_best.append(min(plan_runs))
         seconds, results = run(query, vector, filters=SearchFilters(tags=("needle",)))
         filtered.append(seconds)
         fewest_filtered = min(fewest_filtered, len(results))
@@ -249,7 +385,18 @@ def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunk
     pb50, pb95 = _ms(plain_best)
     f50, f95 = _ms(filtered)
     n50, n95 = _ms(naive)
+    versions = {}
+    for name, seconds in [("versioned", versioned), ("unversioned", unversioned), ("versioned_best", versioned_best),
+                          ("unversioned_best", unversioned_best), ("plan", plan_all), ("plan_best", plan_best)]:
+        versions[f"{name}_p50"], versions[f"{name}_p95"] = _ms(seconds)
+    for ratio, (aware, without) in {"version_ratio": ("versioned", "unversioned"),
+                                    "version_best_ratio": ("versioned_best", "unversioned_best")}.items():
+        for pct in ("p50", "p95"):
+            versions[f"{ratio}_{pct}"] = versions[f"{aware}_{pct}"] / versions[f"{without}_{pct}"]
     return {
+        **lineage_shares(workspace), **versions,
+        "replaced_per_query": replaced / len(queries), "demoted_per_query": demoted / len(queries),
+        "plan_modes": plan_modes,
         "size": size, "real": corpus.real, "queries": len(queries), "chunks_in_scope": scope.chunks_in_scope,
         "canonical_p50": c50, "canonical_p95": c95, "plain_p50": p50, "plain_p95": p95,
         "ratio_p50": c50 / p50, "ratio_p95": c95 / p95,
@@ -359,10 +506,36 @@ def main() -> int:
     line("lexical stage p50 / p95 ms", lambda f: f"{f['lexical_p50']:.1f} / {f['lexical_p95']:.1f}")
     line("naive OR-all-words lexical p50 / p95 ms",
          lambda f: f"{f['naive_lexical_p50']:.1f} / {f['naive_lexical_p95']:.1f}")
+    line("chunks superseded / retired", lambda f: f"{f['superseded_share']:.1%} / {f['retired_share']:.1%}")
+    line("  in families", lambda f: f"{f['families']:,}")
+    line(f"hybrid, all {ROUNDS} runs per query:", lambda f: "")
+    line("  version-aware          p50 / p95 ms", lambda f: f"{f['versioned_p50']:.1f} / {f['versioned_p95']:.1f}")
+    line("  without                p50 / p95 ms",
+         lambda f: f"{f['unversioned_p50']:.1f} / {f['unversioned_p95']:.1f}")
+    line("  ratio aware/without    p50 / p95",
+         lambda f: f"{f['version_ratio_p50']:.3f} / {f['version_ratio_p95']:.3f}")
+    line(f"hybrid, each query's best of {ROUNDS}:", lambda f: "")
+    line("  version-aware          p50 / p95 ms",
+         lambda f: f"{f['versioned_best_p50']:.1f} / {f['versioned_best_p95']:.1f}")
+    line("  without                p50 / p95 ms",
+         lambda f: f"{f['unversioned_best_p50']:.1f} / {f['unversioned_best_p95']:.1f}")
+    line("  ratio aware/without    p50 / p95",
+         lambda f: f"{f['version_best_ratio_p50']:.3f} / {f['version_best_ratio_p95']:.3f}")
+    line("version_plan alone p50 / p95 ms", lambda f: f"{f['plan_p50']:.2f} / {f['plan_p95']:.2f}")
+    line(f"  each query's best of {ROUNDS}", lambda f: f"{f['plan_best_p50']:.2f} / {f['plan_best_p95']:.2f}")
+    line("superseded replaced, retired demoted /q",
+         lambda f: f"{f['replaced_per_query']:.1f}, {f['demoted_per_query']:.1f}")
+    line("query plans (present/as_of/change)", lambda f: "/".join(
+        str(f["plan_modes"].get(mode, 0)) for mode in ("present", "as_of", "change")))
     worst = max(max(f["ratio_p50"], f["ratio_p95"]) for f in figures)
     best = max(max(f["best_ratio_p50"], f["best_ratio_p95"]) for f in figures)
     print(f"\ncanonical-aware overhead: worst ratio {worst:.3f} over all runs, {best:.3f} over each query's best run "
           f"(target <= 1.05, bound 1.2: {'within' if worst <= 1.2 else 'OVER'} the bound)")
+    for f in figures:
+        met = f["version_best_ratio_p50"] <= VERSION_TARGET
+        print(f"[{'met' if met else 'MISSED'}] version-aware overhead at {f['size']:,} chunks: p50 ratio "
+              f"{f['version_best_ratio_p50']:.3f} over each query's best run ({f['version_ratio_p50']:.3f} over all "
+              f"runs; target <= {VERSION_TARGET})")
     return 0 if worst <= 1.2 and all(f["filtered_fewest"] == TOP_K for f in figures) else 1
 
 
