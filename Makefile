@@ -35,7 +35,7 @@ REAL_CORPUS := var/real-corpus
 eval-real: $(STAMP)
 	$(PY) demo/real/build_corpus.py --out $(REAL_CORPUS)
 	DATA_DIR=$${EVAL_REAL_DATA_DIR:-var/eval-real} $(PY) manage.py eval_demo --corpus $(REAL_CORPUS)/corpus \
-		--ground-truth $(REAL_CORPUS)/ground_truth.json --workspace eval-real \
+		--ground-truth $(REAL_CORPUS)/ground_truth.json --releases $(REAL_CORPUS)/files.json --workspace eval-real \
 		--title "Sphinx documentation 5.3 / 6.2 / 7.4 / 8.1"
 
 # Removes the development instance's data (database, redis, uploads). Asks nothing: be sure.

@@ -19,12 +19,15 @@ search's job. Figures per question kind:
   (newest-version hit@5: a top-5 result from the expected document states
   the answer); MRR@10; stale (share of all top-5 results that come from an
   outdated document and state its stale value); q stale (questions with any).
-- version: accuracy (a top-5 result from the asked release's document states
+- version: accuracy (a top-5 result from a document of the asked release states
   its value and ranks above every result stating another release's value);
   found@5 (such a result is in the top 5, whatever ranks above it); wrong
   (share of top-5 results stating another release's value); q wrong.
-- change: accuracy (both sides found: for each side, a top-5 result from its
-  document states its value); old and new (each side alone).
+- change: accuracy (both sides found: for each side, a top-5 result from a
+  document of its release states its value); old and new (each side alone).
+
+With a release listing (`release_paths_widen`), "a document of the release" is any
+corpus file of that release; without one, only the file the question names.
 
 Patterns match the text lower-cased with whitespace collapsed, as substrings
 or as regexes. Ground-truth paths are relative; documents store the path as
@@ -105,7 +108,35 @@ def question_kind(question: dict) -> str:
 
 def _states_entry(result: SearchResult, entries: Iterable[dict]) -> bool:
     """The result comes from one of the entries' documents and states that entry's value."""
-    return any(path_matches(result.path, e["path"]) and states(result.text, e.get("patterns", [])) for e in entries)
+    return any(any(path_matches(result.path, path) for path in e.get("paths", [e["path"]]))
+               and states(result.text, e.get("patterns", [])) for e in entries)
+
+
+def release_paths_widen(questions: Sequence[dict], release_of: dict[str, str]) -> list[dict]:
+    """Version and change questions accept any document of the release asked about, not only the one named.
+
+    "What was the limit in 2.1?" is answered by every 2.1 document that states the 2.1 value (the
+    2.1 troubleshooting guide as well as the 2.1 runbook); `release_of` maps corpus paths to releases.
+    """
+    by_release: dict[str, list[str]] = {}
+    for path, release in release_of.items():
+        by_release.setdefault(release, []).append(path)
+
+    def widened(entry: dict) -> dict:
+        paths = sorted({entry["path"], *by_release.get(entry.get("version", ""), [])})
+        return {**entry, "paths": paths}
+
+    result = []
+    for question in questions:
+        kind = question_kind(question)
+        if kind == "version":
+            question = {**question, "release_paths": widened({"path": question["expected_path"],
+                                                              "version": question["as_of"]})["paths"],
+                        "other_versions": [widened(e) for e in question.get("other_versions", [])]}
+        elif kind == "change":
+            question = {**question, "sides": [widened(side) for side in question["sides"]]}
+        result.append(question)
+    return result
 
 
 def _first_rank(results: Sequence[SearchResult], hit: Callable[[SearchResult], bool]) -> int | None:
@@ -131,7 +162,8 @@ def score_current(question: dict, results: Sequence[SearchResult]) -> dict[str, 
 
 def score_version(question: dict, results: Sequence[SearchResult]) -> dict[str, float]:
     top = list(results)[:TOP]
-    right = {"path": question["expected_path"], "patterns": question["answer_patterns"]}
+    right = {"path": question["expected_path"], "patterns": question["answer_patterns"],
+             "paths": question.get("release_paths", [question["expected_path"]])}
     right_rank = _first_rank(top, lambda r: _states_entry(r, [right]))
     wrong_rank = _first_rank(top, lambda r: _states_entry(r, question["other_versions"]))
     return {

@@ -8,7 +8,8 @@ import pytest
 
 from licensing.models import License
 from rag.evaluation import (
-    CONFIGS, score_change, score_current, score_version, states, summarise, evaluate_configs, path_matches,
+    CONFIGS, evaluate_configs, path_matches, release_paths_widen, score_change, score_current, score_version, states,
+    summarise,
 )
 from rag.retrieval import SearchResult
 from tests.rag.retrieval_helpers import add_document
@@ -85,6 +86,22 @@ def test_a_version_question_is_right_only_when_its_release_ranks_above_the_other
     figures = summarise("version", [right, wrong, elsewhere])
     assert figures["accuracy"] == pytest.approx(1 / 3) and figures["wrong_questions"] == 2
     assert figures["wrong"] == pytest.approx(2 / 6)
+
+
+def test_any_document_of_the_release_asked_about_can_answer_it():
+    question = {
+        "kind": "version", "as_of": "2.1", "expected_path": "limits-2.1.md",
+        "answer_patterns": ["1000 requests per minute"],
+        "other_versions": [{"path": "api/limits-v3.adoc", "version": "3.0", "patterns": ["1200 requests per minute"]}],
+    }
+    releases = {"limits-2.1.md": "2.1", "notes/runbook-2.1.md": "2.1", "api/limits-v3.adoc": "3.0",
+                "api/other-v3.md": "3.0"}
+    (widened,) = release_paths_widen([question], releases)
+    runbook = results(("notes/runbook-2.1.md", "Each key may send 1000 requests per minute."),
+                      ("api/other-v3.md", "Each key may send 1200 requests per minute."))
+    assert score_version(question, runbook)["accurate"] == 0.0  # the named document only
+    scored = score_version(widened, runbook)
+    assert scored["accurate"] == 1.0 and scored["wrong_results"] == 1  # any 2.1 document; any 3.0 one is wrong
 
 
 def test_a_change_question_needs_both_sides_in_the_top_five():

@@ -17,13 +17,22 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from rag import embeddings
-from rag.evaluation import CONFIGS, Config, evaluate_configs, eval_workspace_prepare, format_tables, path_matches
+from rag.evaluation import (
+    CONFIGS,
+    Config,
+    eval_workspace_prepare,
+    evaluate_configs,
+    format_tables,
+    path_matches,
+    release_paths_widen,
+)
 from rag.retrieval import SearchResult
 
 ROOT = Path(settings.BASE_DIR)
@@ -39,11 +48,15 @@ class Command(BaseCommand):
         parser.add_argument("--title", default="Demo corpus retrieval")
         parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
         parser.add_argument("--details", action="store_true", help="print each question's top 5 for the full pipeline")
+        parser.add_argument("--releases", type=Path, default=ROOT / "demo" / "manifest.json",
+                            help="JSON of the corpus files' releases (a manifest list or a {path: {version}} map)")
 
     def handle(self, *args, corpus: Path | None, ground_truth: Path, workspace: str, title: str, **opts) -> None:
         if not ground_truth.exists():
             raise CommandError(f"no ground truth at {ground_truth}")
         questions = json.loads(ground_truth.read_text(encoding="utf-8"))
+        if opts["releases"] is not None and opts["releases"].exists():
+            questions = release_paths_widen(questions, _release_of(json.loads(opts["releases"].read_text())))
         if opts["verbosity"] < 2:
             logging.disable(logging.INFO)  # one log line per document and per search would bury the table
         if settings.EMBEDDING_ENCODER == "hashing":
@@ -78,3 +91,10 @@ class Command(BaseCommand):
             date = result.doc_date.date().isoformat() if result.doc_date else "undated"
             where = f"{Path(result.path).name} [{result.version_label or '-'}] > {result.heading_path}"
             self.stdout.write(f"   {mark}{rank}. {result.score:.3f} {date} {where}")
+
+
+def _release_of(listing: Any) -> dict[str, str]:
+    """path -> release, from demo/manifest.json (a list of files) or a real corpus's files.json ({path: entry})."""
+    if isinstance(listing, dict):
+        listing = [{**entry, "path": path} for path, entry in listing.items()]
+    return {entry["path"]: str(entry["version"]) for entry in listing if entry.get("version")}
