@@ -7,9 +7,9 @@ Evidence that two active documents are versions of one another (`_related`), any
   in the other, and their sizes are comparable;
 - their titles are equal once version labels and dates are stripped, or their paths are equal
   once a version segment is replaced, and the content agrees a little (generic titles such as
-  "Introduction" would otherwise tie unrelated pages together), or both carry different labels;
-  never for documents written once per release (release notes, "what's new"), which share a
-  name but not a text.
+  "Introduction" would otherwise tie unrelated pages together); never for documents written once
+  per release (release notes, "what's new", a page titled only "Product 8.0"), which share a name
+  but not a text.
 
 Candidates come from the merge's pgvector neighbour search and from titles and paths, never from
 all pairs; the decision for a pair is computed from both documents' vectors, so an incremental
@@ -67,6 +67,13 @@ class _Member:
     @property
     def title_key(self) -> str:
         return strip_versions(self.title)
+
+    @property
+    def per_release(self) -> bool:
+        """Written once per release ("2.1 Release Notes", "Sphinx 8.0"): named like the others, never a version
+        of them."""
+        return bool(_PER_RELEASE.search(self.title)) or bool(self.version_key and len(self.title_key.split()) <= 2
+                                                            and self.version_source == "title")
 
     @property
     def path_key(self) -> str | None:
@@ -145,6 +152,7 @@ class _PairEvidence:
     share_a: float  # share of a's chunks with a counterpart in b
     share_b: float
     identical: bool  # each one's chunks all have a near-identical counterpart in the other
+    close_share: float = 0.0  # the larger share counting close texts only, not same-heading rewrites
 
 
 def _pair_evidence(a: _Vectors, b: _Vectors) -> _PairEvidence:
@@ -153,15 +161,16 @@ def _pair_evidence(a: _Vectors, b: _Vectors) -> _PairEvidence:
         return _PairEvidence(0.0, 0.0, False)
     # A counterpart: a close text, or a looser one under the same heading (a section rewritten for a release).
     same_heading = np.array([[bool(x) and x == y for y in b.headings] for x in a.headings], dtype=bool)
-    counterpart = (similarity >= settings.FAMILY_COUNTERPART_THRESHOLD) | (
-        same_heading & (similarity >= settings.FAMILY_HEADING_COUNTERPART_THRESHOLD))
+    close = similarity >= settings.FAMILY_COUNTERPART_THRESHOLD
+    counterpart = close | (same_heading & (similarity >= settings.FAMILY_HEADING_COUNTERPART_THRESHOLD))
     share_a = float(counterpart.any(axis=1).mean())
     share_b = float(counterpart.any(axis=0).mean())
+    close_share = max(float(close.any(axis=1).mean()), float(close.any(axis=0).mean()))
     identical = (set(a.hashes) == set(b.hashes)) or bool(
         (similarity.max(axis=1) >= settings.MERGE_THRESHOLD).all()
         and (similarity.max(axis=0) >= settings.MERGE_THRESHOLD).all()
     )
-    return _PairEvidence(share_a, share_b, identical)
+    return _PairEvidence(share_a, share_b, identical, close_share)
 
 
 def _related(a: _Member, b: _Member, evidence: _PairEvidence) -> bool:
@@ -170,13 +179,14 @@ def _related(a: _Member, b: _Member, evidence: _PairEvidence) -> bool:
         return False  # two different documents of the same release
     sizes = sorted((max(a.chunk_count, 1), max(b.chunk_count, 1)))
     comparable = sizes[0] / sizes[1] >= settings.FAMILY_MIN_SIZE_RATIO
-    if comparable and max(evidence.share_a, evidence.share_b) >= settings.FAMILY_CONTENT_SHARE:
+    per_release = a.per_release or b.per_release
+    # Notes written once per release repeat their headings ("Bugs fixed") with other items: only close
+    # texts count for them (a cumulative changelog still repeats its older entries word for word).
+    share = evidence.close_share if per_release else max(evidence.share_a, evidence.share_b)
+    if comparable and share >= settings.FAMILY_CONTENT_SHARE:
         return True
     named = (a.title_key and a.title_key == b.title_key) or (a.path_key and a.path_key == b.path_key)
-    if not named or _PER_RELEASE.search(a.title) or _PER_RELEASE.search(b.title):
-        return False
-    labelled_apart = bool(a.version_key and b.version_key and a.version_key != b.version_key)
-    return labelled_apart or max(evidence.share_a, evidence.share_b) >= settings.FAMILY_NAMED_CONTENT_SHARE
+    return bool(named) and not per_release and share >= settings.FAMILY_NAMED_CONTENT_SHARE
 
 
 def _named_candidates(member: _Member, others: Iterable[_Member]) -> set[int]:
@@ -375,8 +385,11 @@ def family_refresh(*, family_id: int) -> None:
     order = _hand_order(members) if family.edited_by_hand else _order(members, copies, floors)
     position = {pk: index for index, pk in enumerate(order)}
     newest = order[-1]
-    newest_root = copies.get(newest, newest)
-    latest = {pk for pk in order if copies.get(pk, pk) == newest_root}
+    related = _relations(members, copies, vectors, everyone=family.edited_by_hand)
+    root = {pk: copies.get(pk, pk) for pk in members}
+    # Latest: no newer member is a version of it. A family can have several (a manual split into
+    # pages: each page is current), and a member is superseded only by members it is related to.
+    latest = {pk for pk in members if not any(position[other] > position[root[pk]] for other in related[root[pk]])}
     notes = _order_notes(members, order)
     updates = []
     for pk, member in members.items():
@@ -387,7 +400,24 @@ def family_refresh(*, family_id: int) -> None:
         name = _family_name(members[newest])
         if name != family.name:
             DocumentFamily.objects.filter(pk=family_id).update(name=name)
-    _supersession(order, latest, copies, vectors)
+    _supersession(order, latest, copies, related, vectors)
+
+
+def _relations(members: dict[int, _Member], copies: dict[int, int], vectors: _VectorCache, *,
+               everyone: bool) -> dict[int, set[int]]:
+    """Which members are versions of which, by the same evidence that formed the family; a copy stands for its
+    original. A family is connected, but two of its members need not be related (a page split in two)."""
+    root = {pk: copies.get(pk, pk) for pk in members}
+    related: dict[int, set[int]] = defaultdict(set)
+    ids = sorted(members)
+    for index, a in enumerate(ids):
+        for b in ids[index + 1:]:
+            if root[a] == root[b] or root[b] in related[root[a]]:
+                continue
+            if everyone or _related(members[a], members[b], _pair_evidence(vectors[a], vectors[b])):
+                related[root[a]].add(root[b])
+                related[root[b]].add(root[a])
+    return related
 
 
 def _refresh_all(family_ids: Iterable[int]) -> set[int]:
@@ -484,8 +514,10 @@ def _order_notes(members: dict[int, _Member], order: list[int]) -> dict[int, str
     return notes
 
 
-def _supersession(order: list[int], latest: set[int], copies: dict[int, int], vectors: _VectorCache) -> None:
-    """Each chunk of an older member: superseded by its counterpart in the newest member that has one, or retired."""
+def _supersession(order: list[int], latest: set[int], copies: dict[int, int], related: dict[int, set[int]],
+                  vectors: _VectorCache) -> None:
+    """Each chunk of an older member: superseded by its counterpart in the newest related member that has one,
+    or retired."""
     threshold = settings.FAMILY_COUNTERPART_THRESHOLD
     superseded: dict[int, int] = {}
     retired: list[int] = []
@@ -495,10 +527,10 @@ def _supersession(order: list[int], latest: set[int], copies: dict[int, int], ve
         if pk in latest:
             current.extend(older.ids)
             continue
-        version = copies.get(pk, pk)
+        versions_of = related[copies.get(pk, pk)]
         counterpart: dict[int, int] = {}
         for other in reversed(order[index + 1:]):  # the newest member with a counterpart supersedes
-            if copies.get(other, other) == version:
+            if copies.get(other, other) not in versions_of:
                 continue
             newer = vectors[other]
             if not newer.ids:

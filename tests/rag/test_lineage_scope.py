@@ -1,0 +1,75 @@
+"""Which documents were current at a version or a date: labels, family order, and release dates read from changelogs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from rag.lineage.calendar import release_calendar, release_calendar_reset, releases_in_text, series_end
+from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.models import DocumentFamily
+from tests.rag.retrieval_helpers import add_document
+
+pytestmark = pytest.mark.django_db
+
+
+def day(year: int, month: int, date: int) -> datetime:
+    return datetime(year, month, date, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def fresh_calendar():
+    release_calendar_reset()
+    yield
+    release_calendar_reset()
+
+
+def test_release_dates_are_read_in_the_changelog_formats_people_write():
+    text = ("Release 7.4.7 (released Jul 20, 2024)\n## [2.1.0] - 2025-02-04\n"
+            "Lumen Gateway 3.0.0 was released on September 9, 2025.\nRelease 1.2 beta1 (released Mar 31, 2013)\n"
+            "Python 3.11 (the runtime) and port 8080 (default) are no releases.")
+    found = {str(version): date.date().isoformat() for version, date in releases_in_text(text).items()}
+    assert found == {"7.4.7": "2024-07-20", "2.1.0": "2025-02-04", "3.0.0": "2025-09-09", "1.2b1": "2013-03-31"}
+
+
+def family(workspace, *documents) -> DocumentFamily:
+    group = DocumentFamily.objects.create(workspace=workspace, name="Guide")
+    for position, document in enumerate(documents):
+        document.family, document.family_position = group, position
+        document.is_latest_version = position == len(documents) - 1
+        document.save()
+    return group
+
+
+def test_unlabelled_versions_are_placed_by_the_release_dates_their_changelog_gives(workspace):
+    changelog = add_document(workspace, "/docs/CHANGES.rst", ["Bugs fixed in this release."], doc_date=day(2024, 10, 13))
+    changelog.chunks.update(heading_path="Changelog > Release 7.0.0 (released Jul 24, 2023)")
+    add_document(workspace, "/docs/CHANGES-old.rst", ["Features added."], doc_date=day(2023, 4, 23)).chunks.update(
+        heading_path="Changelog > Release 6.2.1 (released Apr 25, 2023)")
+    old = add_document(workspace, "/a/usage.rst", ["Run the build with -b html."], doc_date=day(2023, 4, 23))
+    new = add_document(workspace, "/b/usage.rst", ["Run the build with -M html."], doc_date=day(2024, 7, 20))
+    family(workspace, old, new)
+    undated_elsewhere = add_document(workspace, "/c/faq.rst", ["Questions."], doc_date=None)
+
+    assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["6.2.1", "7.0.0"]
+    assert series_end(release_calendar(workspace_id=workspace.pk), "6.2") == day(2023, 7, 24)
+    assert {"6.2.1", "7.0.0"} <= set(workspace_version_labels(workspace_id=workspace.pk))
+
+    at_6_2 = documents_as_of(workspace_id=workspace.pk, version="6.2")
+    assert old.pk in at_6_2 and new.pk not in at_6_2 and undated_elsewhere.pk in at_6_2
+    assert new.pk in documents_as_of(workspace_id=workspace.pk, version="7.0")  # no later release: all there
+    assert old.pk in documents_as_of(workspace_id=workspace.pk, date=day(2024, 1, 1))
+    assert new.pk not in documents_as_of(workspace_id=workspace.pk, date=day(2024, 1, 1))
+
+
+def test_labels_decide_and_a_patch_release_belongs_to_its_series(workspace):
+    v20 = add_document(workspace, "/v2.0/guide.md", ["2.0 text"], version_label="2.0", version_key="a")
+    v21 = add_document(workspace, "/v2.1/guide.md", ["2.1 text"], version_label="2.1.2", version_key="b")
+    v30 = add_document(workspace, "/v3.0/guide.md", ["3.0 text"], version_label="3.0", version_key="c")
+    family(workspace, v20, v21, v30)
+    loose_new = add_document(workspace, "/notes/3.0.md", ["3.0 notes"], version_label="3.0", version_key="c")
+
+    at_2_1 = documents_as_of(workspace_id=workspace.pk, version="2.1")
+    assert v21.pk in at_2_1 and v20.pk not in at_2_1 and v30.pk not in at_2_1 and loose_new.pk not in at_2_1
+    assert documents_as_of(workspace_id=workspace.pk, version="2.0") & {v20.pk, v21.pk, v30.pk} == {v20.pk}
