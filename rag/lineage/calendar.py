@@ -86,11 +86,30 @@ def release_calendar_reset() -> None:
         _cache.clear()
 
 
+def _series(label: str) -> Version | None:
+    """The major.minor series a label belongs to: "8.1.0" and "8.1" both name the 8.1 docs."""
+    version = parse_version(label)
+    if version is None:
+        return None
+    return parse_version(".".join(str(part) for part in version.release[:2]))
+
+
+def series_label(label: str) -> str:
+    series = _series(label)
+    return str(series) if series is not None else label
+
+
+def release_window(calendar: list[tuple[Version, datetime]], label: str) -> tuple[datetime | None, datetime | None]:
+    """[first release of the series, first final release after it): when the series `label` names was current."""
+    series = _series(label)
+    if series is None:
+        return None, None
+    inside = [date for version, date in calendar if version == series or version_in_series(version, series)]
+    later = [date for version, date in calendar
+             if not version.is_prerelease and version > series and not version_in_series(version, series)]
+    return (min(inside) if inside else None), (min(later) if later else None)
+
+
 def series_end(calendar: list[tuple[Version, datetime]], label: str) -> datetime | None:
     """When the series `label` names stopped being current: the date of the first final release after it."""
-    asked = parse_version(label)
-    if asked is None:
-        return None
-    later = [date for version, date in calendar
-             if not version.is_prerelease and version > asked and not version_in_series(version, asked)]
-    return min(later) if later else None
+    return release_window(calendar, label)[1]

@@ -406,6 +406,8 @@ _METADATA_SOURCE = {"rst": "rst_version", "asciidoc": "asciidoc_revnumber", "htm
 
 
 def _label(version: Version, source: str) -> VersionLabel | None:
+    if source in ("title", "filename", "path") and len(version.release) == 1 and version.release[0] >= 1000:
+        return None  # a hash or an id in a name ("6600693b81-guide.rst"), not a release
     key = version_key(str(version))
     return VersionLabel(label=str(version), key=key, source=source) if key else None
 

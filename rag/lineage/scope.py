@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from rag.lineage.calendar import release_calendar, series_end
+from rag.lineage.calendar import release_calendar, series_end, series_label
 from rag.lineage.labels import parse_version, version_key, within_version
 from rag.models import Document
 
@@ -23,6 +23,7 @@ def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | No
     """Active documents as a reader saw them at `version` (or `date`): the family member current then, and
     every document outside a family that existed then (no label or date counts as always there)."""
     bound = series_end(release_calendar(workspace_id=workspace_id), version) if version else None
+    version = series_label(version) if version else version  # "8.1.0" asks for the 8.1 docs, 8.1.3 included
     rows = Document.objects.filter(workspace_id=workspace_id, archived=False, status=Document.Status.INDEXED) \
         .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id")
     families: dict[int, list[tuple]] = defaultdict(list)
@@ -44,7 +45,9 @@ def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | No
             current = pk
         if current is not None:
             allowed.add(current)
-            allowed.update(pk for _p, pk, _l, _d, copy_of in members if copy_of == current)
+            # Its copies too, unless a copy was made after that time (the same text in a later release).
+            allowed.update(pk for _p, pk, label, doc_date, copy_of in members if copy_of == current
+                           and _existed(label, doc_date, version=version, date=date, release_end=bound))
     return allowed
 
 

@@ -161,7 +161,8 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     if options.version_aware:
         if not (options.as_of_version or options.as_of_date):
             candidates = _present(candidates, options, stats, rows=rows, query_vector=query_vector, now=now)
-        candidates = newest_release_first(candidates, stats, as_of_version=options.as_of_version,
+        candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
+                                          as_of_version=options.as_of_version,
                                           window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
     candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
     clock.lap("collapse_ms")

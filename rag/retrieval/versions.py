@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from rag.lineage.calendar import release_calendar, release_window
 from rag.lineage.labels import parse_version, version_in_series, version_key
 from rag.lineage.query import QueryLineage, analyse_query
 from rag.lineage.scope import documents_as_of, workspace_version_labels
@@ -101,7 +102,8 @@ def scoped_options(options: SearchOptions, documents: frozenset[int], *, version
                    analyse_query=False, as_of_version=version, as_of_date=date)
 
 
-def newest_release_first(candidates: list, stats: dict[str, Any], *, as_of_version: str, window: int) -> list:
+def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_id: int, as_of_version: str,
+                         window: int) -> list:
     """Where two labelled documents say the same thing for different releases, the newer release speaks.
 
     Families tie a document to its own older versions; this ties a passage to its counterpart in
@@ -111,9 +113,15 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, as_of_versi
     """
     if as_of_version:
         asked = parse_version(as_of_version)
+        start, end = release_window(release_calendar(workspace_id=workspace_id), as_of_version)
         for candidate in candidates:
             version = parse_version(candidate.row["version_label"] or "")
-            if asked and version and (version == asked or version_in_series(version, asked)):
+            doc_date = candidate.row["doc_date"]
+            if version is not None:
+                of_release = asked is not None and (version == asked or version_in_series(version, asked))
+            else:  # no label: written while that release was the current one
+                of_release = bool(start and end and doc_date and start <= doc_date < end)
+            if of_release:
                 candidate.score *= settings.AS_OF_VERSION_BOOST
         candidates.sort(key=lambda c: -c.score)
     head, tail = candidates[:window], candidates[window:]
