@@ -144,6 +144,30 @@ def test_an_old_copy_uploaded_today_is_not_the_newest_version(workspace, encoder
                    for r in results), [r.text[:80] for r in results]
 
 
+def test_an_undated_old_copy_uploaded_through_the_browser_keeps_answers_current(
+        workspace, encoder, tmp_path, logged_in_client):
+    """The issue's case end to end: the 2.1 reference without its frontmatter, uploaded today by a browser."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from rag.models import IndexingJob
+
+    ingest(workspace, *copy_demo(tmp_path, *API))
+    text = (DEMO / "api-reference-v2.1.md").read_text().split("---", 2)[2]
+    response = logged_in_client.post("/documents/upload/", {"files": [SimpleUploadedFile("admin-api.md", text.encode())]})
+    assert response.status_code == 302
+    item = IndexingJob.objects.order_by("-pk").first().items.get()
+    assert job_item_run(item_id=item.pk) == "indexed"
+    item.refresh_from_db()
+    document_merge(document_id=item.document_id)
+
+    upload = Document.objects.get(pk=item.document_id)
+    assert upload.date_source == "upload_time" and upload.version_label == "2.1"
+    assert not upload.is_latest_version and upload.family_id == by_name(workspace)["api-reference-v3.adoc"].family_id
+    results = search("What is the default rate limit per API key?", options(workspace, top_k=5))
+    assert "1200 requests per minute" in results[0].text
+    assert not any("1000 requests per minute" in r.text for r in results)
+
+
 def test_retrieval_answers_from_the_present_unless_asked_about_a_version(workspace, encoder, tmp_path):
     ingest(workspace, *copy_demo(tmp_path, *API))
     docs = by_name(workspace)
