@@ -94,7 +94,7 @@ class Command(BaseCommand):
 
 
 def _release_of(listing: Any) -> dict[str, str]:
-    """path -> release, from demo/manifest.json (a list of files) or a real corpus's files.json ({path: entry})."""
+    """path -> release, from demo/manifest.json ({"files": [...]}) or a real corpus's files.json ({path: entry})."""
     if isinstance(listing, dict):
-        listing = [{**entry, "path": path} for path, entry in listing.items()]
+        listing = listing["files"] if "files" in listing else [{**entry, "path": path} for path, entry in listing.items()]
     return {entry["path"]: str(entry["version"]) for entry in listing if entry.get("version")}
