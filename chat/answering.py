@@ -387,6 +387,51 @@ def _search(question: str, *, workspace, options: dict) -> tuple[list[Any], dict
     return list(results), used
 
 
+def _compose(question: str, results: Sequence[Any], used: dict[str, Any]) -> tuple[str, list[dict]]:
+    """A change question states each version's side; any other question, the best statements."""
+    stats = used.get("stats", {})
+    versions = stats.get("versions") or {}
+    if versions.get("mode") == "change" and stats.get("change_sides"):
+        return compose_change(versions.get("topic") or question, results, stats["change_sides"])
+    return compose_extractive(question, results)
+
+
+def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) -> tuple[str, list[dict]]:
+    """"In 2.1 (2025-02-20): ... [1] In 3.0 (2025-10-06): ... [2]": each version's best statement of the topic,
+    oldest first, each cited and dated. A version with nothing on the topic says so."""
+    sentences = _candidate_sentences(results)
+    if not sentences:
+        return ("I found nothing in this workspace's documents that answers that.", [])
+    _score(topic, sentences)
+    by_side = [sorted((s for s in sentences if s.result.chunk_id in set(side["chunk_ids"])), key=lambda s: -s.score)
+               for side in sides]
+    chosen = [ranked[0] if ranked else None for ranked in by_side]
+    if len(by_side) == 2 and all(by_side):
+        # The change itself: two statements of one thing (close in meaning) whose facts differ.
+        def pair_score(old: _Sentence, new: _Sentence) -> float:
+            changed = _cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY and bool(
+                fact_differences(old.text, new.text))
+            return old.score + new.score + (1.0 if changed else 0.0)
+
+        window = settings.ANSWER_CHANGE_CANDIDATES
+        chosen = list(max(((old, new) for old in by_side[0][:window] for new in by_side[1][:window]),
+                          key=lambda pair: pair_score(*pair)))
+    parts: list[str] = []
+    citations: list[dict] = []
+    for side, best in zip(sides, chosen):
+        if best is None:
+            parts.append(f"In {side['label']}: nothing in the documents of that version states it.")
+            continue
+        source = best.result
+        n = len(citations) + 1
+        citations.append(citation_for(source, n=n, position=best.result_rank + 1,
+                                      relevance=round(min(1.0, max(0.0, best.score)), 3),
+                                      sentence_ids=[f"{source.chunk_id}.{best.sentence_index}"]))
+        dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
+        parts.append(f"In {side['label']}{dated}: {best.text} [{n}]")
+    return " ".join(parts), citations
+
+
 def answer(question: str, *, workspace, options: dict) -> Answer:
     """The extractive answer, or the LLM's when one is configured (falling back on failure)."""
     timer = Timer()
@@ -402,7 +447,7 @@ def answer(question: str, *, workspace, options: dict) -> Answer:
             return Answer(reply, llm_citations(reply, results), "llm", search=used, timings=timer.timings)
         except LLMError as exc:
             notice = f"The language model did not answer ({exc}); this is the extractive answer instead."
-    text, citations = compose_extractive(question, results)
+    text, citations = _compose(question, results, used)
     timer.lap("compose_ms")
     return Answer(text, citations, "extractive", notice=notice, search=used, timings=timer.timings)
 
@@ -413,7 +458,7 @@ def answer_stream(question: str, *, workspace, options: dict) -> Iterator[str | 
     results, used = _search(question, workspace=workspace, options=options)
     timer.lap("search_ms")
     if not results or not llm_configured():
-        text, citations = compose_extractive(question, results)
+        text, citations = _compose(question, results, used)
         timer.lap("compose_ms")
         yield Answer(text, citations, "extractive", search=used, timings=timer.timings)
         return
@@ -425,7 +470,7 @@ def answer_stream(question: str, *, workspace, options: dict) -> Iterator[str | 
             pieces.append(piece)
             yield piece
     except LLMError as exc:
-        text, citations = compose_extractive(question, results)
+        text, citations = _compose(question, results, used)
         timer.lap("compose_ms")
         notice = f"The language model did not answer ({exc}); this is the extractive answer instead."
         yield Answer(text, citations, "extractive", notice=notice, search=used, timings=timer.timings)

@@ -242,6 +242,8 @@ ANSWER_TOP_K = env.int("ANSWER_TOP_K", default=5)
 ANSWER_SENTENCE_MAX_WORDS = env.int("ANSWER_SENTENCE_MAX_WORDS", default=60)
 # Sentences of two documents this close in meaning, with different facts, are versions that disagree.
 ANSWER_CONFLICT_SIMILARITY = env.float("ANSWER_CONFLICT_SIMILARITY", default=0.75)
+# Statements per side a change answer weighs against each other to find the one that changed.
+ANSWER_CHANGE_CANDIDATES = env.int("ANSWER_CHANGE_CANDIDATES", default=8)
 # An OpenAI-compatible chat-completions server switches answers to generated ones.
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="")

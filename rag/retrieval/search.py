@@ -107,6 +107,11 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
         sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
                  for label, documents in plan.scopes]
         result_set = _interleaved(sides, top_k=options.top_k)
+        # Which result answers for which version, oldest first: the answer states each side.
+        result_set.stats["change_sides"] = [
+            {"label": label, "chunk_ids": [r.chunk_id for r in side]}
+            for (label, _documents), side in reversed(list(zip(plan.scopes, sides)))
+        ]
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
     _observe(result_set, workspace_id=options.workspace_id, duration=clock.total_seconds)

@@ -44,6 +44,9 @@ class VersionPlan:
             "as_of_date": self.as_of_date.isoformat() if self.as_of_date else None,
             "change": list(self.change) if self.change else None,
             "query": self.query,
+            # What a change question is about ("rate limit"), for the answer to quote each side's statement of it.
+            "topic": self.analysis.change.topic if self.mode == "change" and self.analysis and self.analysis.change
+            else "",
         }
 
 

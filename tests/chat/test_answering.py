@@ -128,3 +128,13 @@ def test_llm_failure_falls_back_to_extractive_with_a_notice(workspace, api_versi
         result = answer(QUESTION, workspace=workspace, options={"dedup": True})
     assert result.mode == "extractive" and result.notice.startswith("The language model did not answer")
     assert result.citations and "1200" in result.text
+
+
+def test_a_change_question_states_both_sides_each_cited(workspace, api_versions):
+    """The answer quotes each version's statement of the topic, not sentences about changing things."""
+    result = answer("What changed in the rate limit between 2.0 and 3.0?", workspace=workspace, options={})
+    assert result.search["stats"]["versions"]["mode"] == "change"
+    assert result.search["stats"]["versions"]["topic"] == "rate limit"
+    assert "1200 requests per minute" in result.text and "600 requests" in result.text
+    titles = {c["document_title"] for c in result.citations}
+    assert titles >= {"Lumen API Reference 3.0", "Lumen API Reference 2.0"}
