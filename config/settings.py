@@ -285,7 +285,10 @@ FAMILY_NAMED_CONTENT_SHARE = env.float("FAMILY_NAMED_CONTENT_SHARE", default=0.1
 FAMILY_MIN_SIZE_RATIO = env.float("FAMILY_MIN_SIZE_RATIO", default=0.25)
 # Cosine at or above which a passage of one release's document and one of a newer release's say the
 # same thing (another document, not a version of it): the newer release's passage takes the place.
-RELEASE_COUNTERPART_THRESHOLD = env.float("RELEASE_COUNTERPART_THRESHOLD", default=0.80)
+RELEASE_COUNTERPART_THRESHOLD = env.float("RELEASE_COUNTERPART_THRESHOLD", default=0.75)
+# Score multiplier, in a question about the present, for passages of an older release than the newest one among
+# the question's candidates: the newest release's statement leads, an older one still answers if nothing newer does.
+OLDER_RELEASE_DEMOTION = env.float("OLDER_RELEASE_DEMOTION", default=0.9)
 # Score multiplier, in a question about a version, for documents of that very release over older ones still current then.
 AS_OF_VERSION_BOOST = env.float("AS_OF_VERSION_BOOST", default=1.15)
 # Score multiplier for a retired passage (gone from every newer version): it still answers, below current text.

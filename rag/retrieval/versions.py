@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from rag.lineage.calendar import release_calendar, release_window
+from rag.lineage.calendar import release_calendar, release_window, series_label
 from rag.lineage.labels import parse_version, version_in_series, version_key
 from rag.lineage.query import QueryLineage, analyse_query
 from rag.lineage.scope import documents_as_of, workspace_version_labels
@@ -130,6 +130,15 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
     head, tail = candidates[:window], candidates[window:]
     keys = {c.chunk_id: version_key(c.row["version_label"]) for c in head if c.row["version_label"]}
     keys = {chunk_id: key for chunk_id, key in keys.items() if key}
+    if not as_of_version and keys:
+        # Among passages on one question, an older release's reads as the past: it ranks a little lower.
+        series = {chunk_id: version_key(series_label(c.row["version_label"])) or keys[chunk_id]
+                  for c in head if (chunk_id := c.chunk_id) in keys}
+        newest = max(series.values())
+        for candidate in head:
+            if candidate.chunk_id in series and series[candidate.chunk_id] < newest:
+                candidate.score *= settings.OLDER_RELEASE_DEMOTION
+        head.sort(key=lambda c: -c.score)
     pairs = sql.near_duplicate_pairs(sorted(keys), threshold=settings.RELEASE_COUNTERPART_THRESHOLD)
     newer: dict[int, tuple[str, float, int]] = {}  # older chunk -> (key, similarity, newer chunk)
     for a, b, similarity in pairs:

@@ -196,7 +196,7 @@ def test_retrieval_answers_from_the_present_unless_asked_about_a_version(workspa
     assert sides == {docs["api-reference-v2.1.md"].pk, docs["api-reference-v3.adoc"].pk}
 
 
-def test_retired_passages_are_demoted_and_labelled(workspace, encoder, tmp_path):
+def test_retired_passages_are_demoted_and_labelled(workspace, encoder, tmp_path, settings):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     shared = ("## Authentication\n\nClients authenticate with an API key sent in the X-API-Key header.\n\n"
@@ -215,7 +215,8 @@ def test_retired_passages_are_demoted_and_labelled(workspace, encoder, tmp_path)
     undemoted = search("How do legacy clients send XML envelopes through the SOAP bridge?",
                        options(workspace, top_k=3, version_aware=False))
     plain_score = next(r.score for r in undemoted if r.chunk_id == soap.pk)
-    assert retired.score == pytest.approx(plain_score * 0.5)
+    # Demoted as retired, and as a passage of an older release (1.0) than another candidate's (2.0).
+    assert retired.score == pytest.approx(plain_score * settings.RETIRED_DEMOTION * settings.OLDER_RELEASE_DEMOTION)
 
 
 def test_archive_reindex_and_rebuild_keep_the_family_true(workspace, encoder, tmp_path):
