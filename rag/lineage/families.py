@@ -31,11 +31,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from datetime import timezone as dt_timezone
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 
 from rag.lineage.labels import strip_versions, version_key, version_stem_key
@@ -64,7 +65,7 @@ class _Member:
     family_id: int | None
     family_position: int | None
 
-    @property
+    @cached_property
     def title_key(self) -> str:
         return strip_versions(self.title)
 
@@ -75,7 +76,7 @@ class _Member:
         return bool(_PER_RELEASE.search(self.title)) or bool(self.version_key and len(self.title_key.split()) <= 2
                                                             and self.version_source == "title")
 
-    @property
+    @cached_property
     def path_key(self) -> str | None:
         return version_stem_key(self.path)
 
@@ -114,9 +115,13 @@ class _VectorCache:
         if not missing:
             return
         grouped: dict[int, list[tuple]] = defaultdict(list)
-        for row in (Chunk.objects.filter(document_id__in=missing).order_by("document_id", "chunk_index")
-                    .values_list("document_id", "id", "embedding", "heading_path", "text_hash")):
-            grouped[row[0]].append(row[1:])
+        with connection.cursor() as cursor:
+            # As real[]: psycopg's C loader reads it, where a vector would be parsed from text in Python.
+            cursor.execute(
+                f"SELECT document_id, id, embedding::real[], heading_path, text_hash FROM {Chunk._meta.db_table} "
+                "WHERE document_id = ANY(%s) ORDER BY document_id, chunk_index", [missing])
+            for row in cursor.fetchall():
+                grouped[row[0]].append(row[1:])
         for pk in missing:
             rows = grouped.get(pk, [])
             matrix = np.array([row[1] for row in rows], dtype=np.float32).reshape(len(rows), -1)
@@ -270,7 +275,7 @@ def document_lineage_update(*, document_id: int, neighbour_pairs: list[tuple[int
     if families & hand_made:  # a person drew that family: join it, never reshape it
         target = min(families & hand_made)
         Document.objects.filter(pk=document_id).update(family_id=target)
-        return _refresh_all({target, me.family_id} - {None})
+        return _refresh_all({target, me.family_id} - {None}, vectors)
     loose = [pk for pk in related if everyone[pk].family_id is None]
     touched = set(families) | ({me.family_id} if me.family_id else set())
     if not related:
@@ -278,14 +283,14 @@ def document_lineage_update(*, document_id: int, neighbour_pairs: list[tuple[int
             Document.objects.filter(pk=document_id).update(family=None, family_position=None,
                                                            is_latest_version=True, copy_of=None)
             _chunks_current([document_id])
-        return _refresh_all(touched)
+        return _refresh_all(touched, vectors)
     target = min(families) if families else None
     if target is None:
         target = me.family_id or DocumentFamily.objects.create(workspace_id=workspace_id, name=_family_name(me)).pk
     Document.objects.filter(Q(pk=document_id) | Q(pk__in=loose) | Q(family_id__in=families)).update(family_id=target)
     touched.add(target)
     emptied = touched - {target}
-    refreshed = _refresh_all(touched)
+    refreshed = _refresh_all(touched, vectors)
     DocumentFamily.objects.filter(pk__in=emptied, members__isnull=True).delete()
     return refreshed
 
@@ -349,7 +354,7 @@ def workspace_lineage_rebuild(*, workspace_id: int, neighbour_pairs: list[tuple[
             Document.objects.filter(pk__in=alone).update(family=None, family_position=None,
                                                          is_latest_version=True, copy_of=None)
             _chunks_current(alone)
-        refreshed = _refresh_all(touched)
+        refreshed = _refresh_all(touched, vectors)
         DocumentFamily.objects.filter(workspace_id=workspace_id, members__isnull=True).delete()
     return refreshed
 
@@ -365,7 +370,7 @@ def documents_leave_families(*, document_ids: list[int]) -> set[int]:
     return families
 
 
-def family_refresh(*, family_id: int) -> None:
+def family_refresh(*, family_id: int, vectors: _VectorCache | None = None) -> None:
     """Order, latest flag, copies and chunk supersession of one family, from its members as they are now."""
     family = DocumentFamily.objects.filter(pk=family_id).first()
     if family is None:
@@ -378,7 +383,7 @@ def family_refresh(*, family_id: int) -> None:
         documents_leave_families(document_ids=list(members))
         family.delete()
         return
-    vectors = _VectorCache()
+    vectors = vectors or _VectorCache()
     vectors.load(members)
     copies = _copies(members, vectors)
     floors = _version_floors(members)
@@ -420,10 +425,10 @@ def _relations(members: dict[int, _Member], copies: dict[int, int], vectors: _Ve
     return related
 
 
-def _refresh_all(family_ids: Iterable[int]) -> set[int]:
+def _refresh_all(family_ids: Iterable[int], vectors: _VectorCache | None = None) -> set[int]:
     refreshed = set()
     for family_id in sorted(set(family_ids) - {None}):
-        family_refresh(family_id=family_id)
+        family_refresh(family_id=family_id, vectors=vectors)
         refreshed.add(family_id)
     return refreshed
 
@@ -567,17 +572,11 @@ def _supersession(order: list[int], latest: set[int], copies: dict[int, int], re
     if retired:
         Chunk.objects.filter(pk__in=retired).exclude(lineage=Chunk.Lineage.RETIRED, superseded_by=None).update(
             lineage=Chunk.Lineage.RETIRED, superseded_by=None)
-    by_target: dict[int, list[int]] = defaultdict(list)
-    for chunk_id, target in superseded.items():
-        by_target[target].append(chunk_id)
-    stale = set(Chunk.objects.filter(pk__in=superseded).exclude(lineage=Chunk.Lineage.SUPERSEDED)
-                .values_list("pk", flat=True))
-    stale |= {pk for pk, target in Chunk.objects.filter(pk__in=superseded, lineage=Chunk.Lineage.SUPERSEDED)
-              .values_list("pk", "superseded_by_id") if target != superseded[pk]}
-    for target, chunk_ids in by_target.items():
-        changed = [pk for pk in chunk_ids if pk in stale]
-        if changed:
-            Chunk.objects.filter(pk__in=changed).update(lineage=Chunk.Lineage.SUPERSEDED, superseded_by_id=target)
+    stored = dict(((pk, (lineage, target)) for pk, lineage, target
+                   in Chunk.objects.filter(pk__in=superseded).values_list("pk", "lineage", "superseded_by_id")))
+    changed = [Chunk(pk=pk, lineage=Chunk.Lineage.SUPERSEDED, superseded_by_id=target)
+               for pk, target in superseded.items() if stored.get(pk) != (Chunk.Lineage.SUPERSEDED, target)]
+    Chunk.objects.bulk_update(changed, ["lineage", "superseded_by"], batch_size=1000)  # only what changed
 
 
 def _chunks_current(document_ids: Iterable[int] = (), *, chunk_ids: Iterable[int] = (), by_chunk: bool = False) -> None:

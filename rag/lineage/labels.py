@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -378,6 +379,7 @@ def _normalise_name(name: str) -> str:
 _RANGE_LINK = re.compile(r"\s*(?:to|through|thru|and|vs\.?|-|–|—|->|→)\s*", re.IGNORECASE)
 
 
+@lru_cache(maxsize=65536)  # titles and headings recur in every merge of a workspace
 def strip_versions(text: str) -> str:
     """Title, heading or path text without versions and dates, lower-cased, punctuation
     and extra spaces gone: equal results mean the same document (or section) in another

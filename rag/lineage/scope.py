@@ -14,7 +14,7 @@ def workspace_version_labels(*, workspace_id: int) -> list[str]:
     """The versions a question may name: the active documents' labels and the releases their changelogs date,
     oldest first."""
     labels = set(Document.objects.filter(workspace_id=workspace_id, archived=False).exclude(version_label="")
-                 .values_list("version_label", flat=True))
+                 .order_by().values_list("version_label", flat=True).distinct())
     labels |= {str(version) for version, _date in release_calendar(workspace_id=workspace_id)}
     return sorted(labels, key=lambda label: (version_key(label) or "", label))
 

@@ -156,16 +156,19 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
     fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K)
     canonical_aware = canonical_filtering == APPLIED
+    present = options.version_aware and not (options.as_of_version or options.as_of_date)
     rows = sql.hydrate([f.chunk_id for f in fused], workspace_id=workspace_id, query_vector=query_vector,
-                       with_records=licensed, canonicals_within=scope if canonical_aware else None)
+                       with_records=licensed, canonicals_within=scope if canonical_aware else None,
+                       with_successors=present)
     candidates = [_Candidate(f.chunk_id, rows[f.chunk_id], f.score, f.ranks) for f in fused if f.chunk_id in rows]
     stats["candidates"] = len(candidates)
     clock.lap("hydrate_ms")
 
     _rerank(query, candidates, options, stats, scope_filters=options.filters, now=now)
     if options.version_aware:
-        if not (options.as_of_version or options.as_of_date):
-            candidates = _present(candidates, options, stats, rows=rows, query_vector=query_vector, now=now)
+        if present:
+            candidates = _present(candidates, options, stats, rows=rows, query_vector=query_vector,
+                                  licensed=licensed, now=now)
         candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
                                           as_of_version=options.as_of_version,
                                           window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
@@ -245,18 +248,23 @@ def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, st
 
 
 def _present(candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
-             rows: dict[int, dict[str, Any]], query_vector, now) -> list[_Candidate]:
-    """Superseded chunks give their slot to their newest counterpart; retired ones are demoted."""
+             rows: dict[int, dict[str, Any]], query_vector, licensed: bool, now) -> list[_Candidate]:
+    """Superseded chunks give their slot to their newest counterpart; retired ones are demoted.
+
+    The counterparts came with the candidates (hydrate's `with_successors`); only a chain left by a
+    merge still running costs another round trip.
+    """
     wanted = {c.row["superseded_by"] for c in candidates
               if c.row["lineage"] == Chunk.Lineage.SUPERSEDED and c.row["superseded_by"]} - rows.keys()
     if wanted:
-        fetched = sql.hydrate(sorted(wanted), workspace_id=options.workspace_id, query_vector=query_vector,
-                              with_records=has_feature(options.workspace_id, RETRIEVAL_INTEGRATION))
-        if filters_narrow_documents(options.filters, now=now):  # a newer text outside the user's filters stays out
-            in_scope = set(scoped_documents(workspace_id=options.workspace_id, filters=options.filters, now=now)
-                           .filter(pk__in={row["document_id"] for row in fetched.values()}).values_list("pk", flat=True))
-            fetched = {pk: row for pk, row in fetched.items() if row["document_id"] in in_scope}
-        rows.update(fetched)
+        rows.update(sql.hydrate(sorted(wanted), workspace_id=options.workspace_id, query_vector=query_vector,
+                                with_records=licensed))
+    successors = {row["document_id"] for pk, row in rows.items() if not row.get("candidate", True)}
+    if successors and filters_narrow_documents(options.filters, now=now):  # newer text outside the filters stays out
+        in_scope = set(scoped_documents(workspace_id=options.workspace_id, filters=options.filters, now=now)
+                       .filter(pk__in=successors).values_list("pk", flat=True))
+        for pk in [pk for pk, row in rows.items() if not row.get("candidate", True) and row["document_id"] not in in_scope]:
+            del rows[pk]
     kept: dict[int, _Candidate] = {}
     replaced = demoted = 0
     for candidate in candidates:  # best first

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,12 @@ from rag.lineage.query import QueryLineage, analyse_query
 from rag.lineage.scope import documents_as_of, workspace_version_labels
 from rag.retrieval import sql
 from rag.retrieval.options import SearchOptions
+
+
+# A question that names a version, a date or a change has a digit or one of these words; any other
+# question is about the present, and the workspace's labels need not be read for it.
+_MAY_NAME_A_TIME = re.compile(r"\d|chang|new|differ|since|before|as of|remov|deprecat|introduc|added|compar|latest",
+                              re.I)
 
 
 @dataclass(frozen=True)
@@ -55,7 +62,7 @@ def version_plan(query: str, options: SearchOptions) -> VersionPlan:
     workspace_id = options.workspace_id
     if options.as_of_version or options.as_of_date:
         return _as_of(query, workspace_id, options.as_of_version, options.as_of_date, None)
-    if not (options.analyse_query and options.version_aware):
+    if not (options.analyse_query and options.version_aware) or not _MAY_NAME_A_TIME.search(query):
         return VersionPlan(query=query, mode="present")
     labels = workspace_version_labels(workspace_id=workspace_id)
     analysis = analyse_query(query, known_labels=labels)
