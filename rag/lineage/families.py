@@ -473,12 +473,15 @@ def _version_floors(members: dict[int, _Member]) -> dict[int, str]:
 
 
 def _order(members: dict[int, _Member], copies: dict[int, int], floors: dict[int, str]) -> list[int]:
-    """Oldest first: labels decide between labelled members; the rest are ordered by the versions their
-    directives name, then by date, and placed among the labelled ones by date."""
+    """Oldest first: labels decide between labelled members; the rest are ordered by date (then by the versions
+    their directives name) and placed among the labelled ones by date."""
     originals = [m for pk, m in members.items() if pk not in copies]
     labelled = sorted((m for m in originals if m.version_key), key=lambda m: (m.version_key, _date_rank(m)))
+    # A trustworthy date orders them; the newest version their directives name breaks ties and orders those
+    # with no trustworthy date (a page without a directive is not older for it).
     unlabelled = sorted((m for m in originals if not m.version_key),
-                        key=lambda m: (floors.get(m.id, ""), _date_rank(m)))
+                        key=lambda m: (m.date_confidence > 0, (m.doc_date or _OLDEST) if m.date_confidence > 0
+                                       else _OLDEST, floors.get(m.id, ""), _date_rank(m)))
     order: list[_Member] = []
     pending = list(unlabelled)
     for member in labelled:
