@@ -35,6 +35,7 @@ from rag.dedup.facts import fact_differences
 from rag.dedup.neighbours import neighbours, pairwise_edges, search_plan
 from rag.lineage.families import document_lineage_update, workspace_lineage_rebuild
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
+from rag.unionfind import UnionFind
 
 logger = logging.getLogger(__name__)
 
@@ -83,31 +84,6 @@ class _RecordState:
     @property
     def members(self) -> set[int]:
         return set(self.variants) | ({self.canonical_id} if self.canonical_id else set())
-
-
-class _UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-
-    def find(self, item: int) -> int:
-        self.parent.setdefault(item, item)
-        root = item
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[item] != root:
-            self.parent[item], item = root, self.parent[item]
-        return root
-
-    def union(self, a: int, b: int) -> None:
-        root_a, root_b = self.find(a), self.find(b)
-        if root_a != root_b:
-            self.parent[max(root_a, root_b)] = min(root_a, root_b)
-
-    def groups(self) -> list[set[int]]:
-        by_root: dict[int, set[int]] = defaultdict(set)
-        for item in list(self.parent):
-            by_root[self.find(item)].add(item)
-        return [group for group in by_root.values() if len(group) > 1]
 
 
 # --- locking and reviewers' links --------------------------------------------------------------
@@ -165,7 +141,7 @@ def _records_of(chunk_ids: Iterable[int]) -> set[int]:
 
 def _components(chunk_ids: set[int], workspace_id: int) -> list[set[int]]:
     """Connected groups among these chunks alone, by exact cosine and reviewers' links."""
-    union = _UnionFind()
+    union = UnionFind()
     for a, b in pairwise_edges(chunk_ids):
         union.union(a, b)
     for a, b, _winner, _loser in _reviewed_links(chunk_ids, workspace_id):
@@ -354,7 +330,7 @@ def document_merge(*, document_id: int) -> MergeStats:
         edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
         stats.chunks, stats.edges, stats.search = len(chunk_ids), len(edges), plan.strategy
         if edges:
-            union = _UnionFind()
+            union = UnionFind()
             involved = _records_of({c for edge in edges for c in edge})
             states = _record_states(involved)
             for state in states.values():
@@ -382,7 +358,7 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
             document_id__in=plan.archived_document_ids).order_by("pk").values_list("pk", flat=True))
         candidates = neighbours(workspace_id, chunk_ids, plan)
         workspace_lineage_rebuild(workspace_id=workspace_id, neighbour_pairs=candidates)
-        union = _UnionFind()
+        union = UnionFind()
         for a, b, similarity in candidates:
             if similarity >= settings.MERGE_THRESHOLD:
                 union.union(a, b)

@@ -41,6 +41,7 @@ from django.db.models import Q
 
 from rag.lineage.labels import strip_versions, version_key, version_stem_key
 from rag.models import Chunk, Document, DocumentFamily
+from rag.unionfind import UnionFind
 
 logger = logging.getLogger(__name__)
 
@@ -219,29 +220,6 @@ def _chunk_documents(chunk_ids: Iterable[int]) -> dict[int, int]:
     return dict(Chunk.objects.filter(pk__in=set(chunk_ids)).values_list("pk", "document_id"))
 
 
-class _UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-
-    def find(self, item: int) -> int:
-        self.parent.setdefault(item, item)
-        while self.parent[item] != item:
-            self.parent[item] = self.parent[self.parent[item]]
-            item = self.parent[item]
-        return item
-
-    def union(self, a: int, b: int) -> None:
-        root_a, root_b = self.find(a), self.find(b)
-        if root_a != root_b:
-            self.parent[max(root_a, root_b)] = min(root_a, root_b)
-
-    def groups(self) -> list[set[int]]:
-        grouped: dict[int, set[int]] = defaultdict(set)
-        for item in self.parent:
-            grouped[self.find(item)].add(item)
-        return list(grouped.values())
-
-
 # --- the entry points -------------------------------------------------------------------------
 
 
@@ -314,7 +292,7 @@ def workspace_lineage_rebuild(*, workspace_id: int, neighbour_pairs: list[tuple[
     for group in [*by_title.values(), *by_path.values()]:
         pairs |= {(a, b) for a in group for b in group if a < b}
     vectors = _VectorCache()
-    union = _UnionFind()
+    union = UnionFind()
     for a, b in sorted(pairs):
         vectors.load([a, b])
         if _related(free[a], free[b], _pair_evidence(vectors[a], vectors[b])):

@@ -117,3 +117,22 @@ def retrieval_isolation(settings):
     yield
     ranking.reset_doc_type_keywords()
     filters.reset_scope_counts()
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from rag import embeddings
+
+    return embeddings.SentenceTransformerEncoder()
+
+
+@pytest.fixture
+def encoder(settings, minilm, monkeypatch):
+    """The real encoder as the process's encoder; loaded once per module (a load takes seconds)."""
+    from rag import embeddings
+
+    settings.EMBEDDING_ENCODER = "minilm"
+    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "minilm", lambda batch_size: minilm)
+    embeddings.reset_encoder()
+    yield embeddings.get_encoder()
+    embeddings.reset_encoder()

@@ -7,33 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from rag import embeddings
 from rag.dedup.merge import document_merge, workspace_merge
 from rag.lineage.families import family_refresh
 from rag.models import Chunk, Document, DocumentFamily
 from rag.retrieval import search
 from rag.services import documents_archive, indexing_job_create, job_item_run
 from tests.rag.retrieval_helpers import options
-from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
+from tests.rag.retrieval_helpers import encoder, minilm, retrieval_isolation  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.real_encoder]
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "corpus"
 API = ["v2.0/api_reference.pdf", "api-reference-v2.1.md", "api/api-reference-v3.adoc"]
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return embeddings.SentenceTransformerEncoder()
-
-
-@pytest.fixture
-def encoder(settings, minilm, monkeypatch):
-    settings.EMBEDDING_ENCODER = "minilm"
-    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "minilm", lambda batch_size: minilm)
-    embeddings.reset_encoder()
-    yield embeddings.get_encoder()
-    embeddings.reset_encoder()
 
 
 def ingest(workspace, *paths: Path) -> list[Document]:

@@ -6,12 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rag import embeddings
 from rag.dedup.merge import workspace_merge
 from rag.models import CanonicalRecord
 from rag.retrieval import search
 from tests.rag.retrieval_helpers import add_document, license_workspace, options
-from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
+from tests.rag.retrieval_helpers import encoder, minilm, retrieval_isolation  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.real_encoder]
 
@@ -30,21 +29,6 @@ DISTRACTORS = [
     "The dashboard shows CPU and memory per node, refreshed every ten seconds.",
     "Deleting a workspace removes its documents, conversations and search index.",
 ]
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return embeddings.SentenceTransformerEncoder()
-
-
-@pytest.fixture
-def encoder(settings, minilm, monkeypatch):
-    """The real encoder as the process's encoder; loaded once for the module (a load takes seconds)."""
-    settings.EMBEDDING_ENCODER = "minilm"
-    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "minilm", lambda batch_size: minilm)
-    embeddings.reset_encoder()
-    yield embeddings.get_encoder()
-    embeddings.reset_encoder()
 
 
 def put(workspace, encoder, path, text, **fields):
