@@ -146,6 +146,9 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
             if candidate.chunk_id in series and series[candidate.chunk_id] < newest:
                 candidate.score *= settings.OLDER_RELEASE_DEMOTION
         head.sort(key=lambda c: -c.score)
+    if len(set(keys.values())) < 2:  # one release among the head: nothing to give way to
+        stats["older_release_removed"] = 0
+        return sorted(head + tail, key=lambda c: -c.score)
     pairs = sql.near_duplicate_pairs(sorted(keys), threshold=settings.RELEASE_COUNTERPART_THRESHOLD)
     newer: dict[int, tuple[str, float, int]] = {}  # older chunk -> (key, similarity, newer chunk)
     for a, b, similarity in pairs:
@@ -168,4 +171,4 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
         target.score = max(target.score, candidate.score)
         target.collapsed.append(candidate.chunk_id)
     stats["older_release_removed"] = len(head) - len(kept)
-    return sorted(kept, key=lambda c: -c.score) + tail
+    return sorted(kept + tail, key=lambda c: -c.score)
