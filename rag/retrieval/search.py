@@ -157,9 +157,10 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K)
     canonical_aware = canonical_filtering == APPLIED
     present = options.version_aware and not (options.as_of_version or options.as_of_date)
+    head = max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20)  # where a replacement can still reach top_k
     rows = sql.hydrate([f.chunk_id for f in fused], workspace_id=workspace_id, query_vector=query_vector,
                        with_records=licensed, canonicals_within=scope if canonical_aware else None,
-                       with_successors=present)
+                       successors_of=[f.chunk_id for f in fused[:head]] if present else ())
     candidates = [_Candidate(f.chunk_id, rows[f.chunk_id], f.score, f.ranks) for f in fused if f.chunk_id in rows]
     stats["candidates"] = len(candidates)
     clock.lap("hydrate_ms")
@@ -167,8 +168,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     _rerank(query, candidates, options, stats, scope_filters=options.filters, now=now)
     if options.version_aware:
         if present:
-            candidates = _present(candidates, options, stats, rows=rows, query_vector=query_vector,
-                                  licensed=licensed, now=now)
+            candidates = _present(candidates, options, stats, rows=rows, now=now)
         candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
                                           as_of_version=options.as_of_version,
                                           window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
@@ -248,22 +248,18 @@ def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, st
 
 
 def _present(candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
-             rows: dict[int, dict[str, Any]], query_vector, licensed: bool, now) -> list[_Candidate]:
+             rows: dict[int, dict[str, Any]], now) -> list[_Candidate]:
     """Superseded chunks give their slot to their newest counterpart; retired ones are demoted.
 
-    The counterparts came with the candidates (hydrate's `with_successors`); only a chain left by a
-    merge still running costs another round trip.
+    The counterparts of the head came with the candidates (hydrate's `successors_of`); one further
+    down, that never made the head, is demoted like a retired passage instead of fetched.
     """
-    wanted = {c.row["superseded_by"] for c in candidates
-              if c.row["lineage"] == Chunk.Lineage.SUPERSEDED and c.row["superseded_by"]} - rows.keys()
-    if wanted:
-        rows.update(sql.hydrate(sorted(wanted), workspace_id=options.workspace_id, query_vector=query_vector,
-                                with_records=licensed))
     successors = {row["document_id"] for pk, row in rows.items() if not row.get("candidate", True)}
     if successors and filters_narrow_documents(options.filters, now=now):  # newer text outside the filters stays out
         in_scope = set(scoped_documents(workspace_id=options.workspace_id, filters=options.filters, now=now)
                        .filter(pk__in=successors).values_list("pk", flat=True))
-        for pk in [pk for pk, row in rows.items() if not row.get("candidate", True) and row["document_id"] not in in_scope]:
+        outside = [pk for pk, row in rows.items() if not row.get("candidate", True) and row["document_id"] not in in_scope]
+        for pk in outside:
             del rows[pk]
     kept: dict[int, _Candidate] = {}
     replaced = demoted = 0
@@ -274,7 +270,7 @@ def _present(candidates: list[_Candidate], options: SearchOptions, stats: dict[s
             slot = _Candidate(newer, rows[newer], candidate.score, candidate.ranks, [candidate.chunk_id])
             slot.replaced_chunk_id = candidate.chunk_id
             candidate = slot
-        elif lineage == Chunk.Lineage.RETIRED:
+        elif lineage in (Chunk.Lineage.RETIRED, Chunk.Lineage.SUPERSEDED):
             candidate.score *= settings.RETIRED_DEMOTION
             demoted += 1
         if candidate.chunk_id in kept:  # the newer text already holds a better slot

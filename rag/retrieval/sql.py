@@ -146,15 +146,15 @@ def hydrate(
     query_vector: Sequence[float] | None,
     with_records: bool,
     canonicals_within: Scope | None = None,
-    with_successors: bool = False,
+    successors_of: Sequence[int] = (),
 ) -> dict[int, dict]:
     """Chunk and document fields (and the chunk's canonical record) by chunk id, in the workspace only.
 
     With `canonicals_within`, the same statement also brings the canonical
     chunk of every candidate's record, when it lies within that scope and did
     not come up itself (flagged `candidate=False`): canonical-aware results
-    then cost no extra round trip. With `with_successors`, likewise the newer
-    chunk that supersedes a candidate, for version-aware replacement.
+    then cost no extra round trip. With `successors_of`, likewise the newer
+    chunk that supersedes each of those candidates, for version-aware replacement.
     """
     if not chunk_ids:
         return {}
@@ -197,12 +197,12 @@ def hydrate(
                 WHERE cv.chunk_id = ANY(%s) AND NOT cr.canonical_chunk_id = ANY(%s)
             ) AND {in_scope}"""
         wanted_params += [ids, ids, *scope_params]
-    if with_successors:
+    if successors_of:
         wanted += f"""
             UNION ALL
             SELECT DISTINCT sc.superseded_by_id, FALSE FROM {CHUNK} sc
             WHERE sc.id = ANY(%s) AND sc.superseded_by_id IS NOT NULL AND NOT sc.superseded_by_id = ANY(%s)"""
-        wanted_params += [ids, ids]
+        wanted_params += [list(successors_of), ids]
     sql = f"""
         WITH wanted AS MATERIALIZED ({wanted})
         SELECT c.id, c.document_id, c.text, c.heading_path, c.chunk_index, c.total_chunks, d.path, d.title,
