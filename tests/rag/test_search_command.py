@@ -107,3 +107,19 @@ def test_bad_input_is_a_command_error(docs, args, message):
 def test_unknown_workspace(db):
     with pytest.raises(CommandError, match="no workspace"):
         run("q", "--workspace", "nope")
+
+
+def test_printed_version_notes_read_as_the_chat_sources_do():
+    from rag.management.commands.search import _version_note
+    from rag.retrieval import SearchResult
+
+    def result(**fields) -> SearchResult:
+        return SearchResult(chunk_id=1, document_id=1, path="/a.md", title="A", doc_date=None, doc_type="api",
+                            heading_path="A", text="t", score=1.0, **fields)
+
+    assert _version_note(result(version_label="3.0", family_id=7)) == "3.0 · current"
+    assert _version_note(result(version_label="2.1")) == "2.1"  # no other versions: nothing to be current among
+    assert _version_note(result(version_label="2.1", family_id=7, is_latest_version=False, lineage="superseded",
+                                superseded_by_label="3.0")) == "2.1 · superseded by 3.0"
+    assert _version_note(result(version_label="1.0", family_id=7, is_latest_version=False,
+                                lineage="retired")) == "1.0 · only in 1.0"

@@ -147,4 +147,6 @@ def _version_note(result: SearchResult) -> str:
     if result.lineage == "superseded":
         return f"{result.version_label} · superseded" + (f" by {result.superseded_by_label}"
                                                          if result.superseded_by_label else "")
-    return f"{result.version_label} · current" if result.is_latest_version else result.version_label
+    # "current" only within a family, as in the chat: a document with no other versions is just labelled.
+    current = result.is_latest_version and result.family_id is not None
+    return f"{result.version_label} · current" if current else result.version_label
