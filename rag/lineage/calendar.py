@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import lru_cache
 import time
 from datetime import datetime, time as dt_time
 from datetime import timezone as dt_timezone
@@ -94,6 +95,7 @@ def _series(label: str) -> Version | None:
     return parse_version(".".join(str(part) for part in version.release[:2]))
 
 
+@lru_cache(maxsize=4096)
 def series_label(label: str) -> str:
     series = _series(label)
     return str(series) if series is not None else label

@@ -50,6 +50,7 @@ class VersionLabel:
 # --- parsing and ordering -------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)  # the same few labels are parsed for every search result and every merge
 def parse_version(text: str) -> Version | None:
     """"v2.1" -> Version("2.1"); anything packaging cannot read, or that does not start with
     a digit after the "v" (packaging also takes "  1.0" or "V1"), -> None."""
@@ -72,6 +73,7 @@ def _padded(number: int) -> str:
     return str(number).zfill(_KEY_DIGITS)
 
 
+@lru_cache(maxsize=4096)
 def version_key(text: str) -> str | None:
     """A string that sorts like packaging.version.Version, for a database column and ORDER BY.
 
