@@ -31,6 +31,18 @@ def workspace(db, user):
 
 
 @pytest.fixture
+def staff_user(db):
+    # An unusable password: pytest-django's admin_user hashes one, about a second per test.
+    return UserFactory(username="reviewer", password=None, is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def staff_client(client, staff_user):
+    client.force_login(staff_user)
+    return client
+
+
+@pytest.fixture
 def logged_in_client(client, user):
     client.force_login(user)
     return client

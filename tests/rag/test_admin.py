@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from rag.dedup.merge import document_merge
 from rag.models import CanonicalRecord, ChunkVariant, Contradiction, Document, IndexingJob, IndexingJobItem
-from tests.factories import UserFactory, WorkspaceFactory
+from tests.factories import WorkspaceFactory
 from tests.rag.dedup_support import (
     PAYLOAD_TOO_LARGE,
     RATE_LIMITED,
@@ -26,18 +26,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def workspace(db):
     return WorkspaceFactory()
-
-
-@pytest.fixture
-def admin_user(db):
-    # An unusable password: pytest-django's admin_user hashes one, about a second per test.
-    return UserFactory(username="reviewer", password=None, is_staff=True, is_superuser=True)
-
-
-@pytest.fixture
-def admin_client(client, admin_user):
-    client.force_login(admin_user)
-    return client
 
 
 def _versions(workspace, *versions: str, prefix: str = "/corpus") -> list[Document]:
@@ -61,12 +49,12 @@ PAGES = ["admin:rag_document_changelist", "admin:rag_canonicalrecord_changelist"
          "admin:rag_indexingjob_changelist"]
 
 
-def test_list_pages_make_the_same_number_of_queries_for_few_and_many_rows(admin_client):
+def test_list_pages_make_the_same_number_of_queries_for_few_and_many_rows(staff_client):
     def counts() -> dict[str, int]:
         result = {}
         for name in PAGES:
             with CaptureQueriesContext(connection) as queries:
-                response = admin_client.get(reverse(name))
+                response = staff_client.get(reverse(name))
             assert response.status_code == 200, name
             result[name] = len(queries)
         return result
@@ -79,105 +67,105 @@ def test_list_pages_make_the_same_number_of_queries_for_few_and_many_rows(admin_
     assert CanonicalRecord.objects.count() == 15 and Contradiction.objects.count() == 40
 
 
-def test_record_page_shows_the_canonical_and_variants_with_their_provenance(admin_client, workspace):
+def test_record_page_shows_the_canonical_and_variants_with_their_provenance(staff_client, workspace):
     v20, v21, v30 = _versions(workspace, "2.0", "2.1", "3.0")
     record = CanonicalRecord.objects.get(canonical_chunk=section_chunk(v30, RATE_LIMITED))
-    page = admin_client.get(reverse("admin:rag_canonicalrecord_change", args=[record.pk])).content.decode()
+    page = staff_client.get(reverse("admin:rag_canonicalrecord_change", args=[record.pk])).content.decode()
     assert v30.path in page and RATE_LIMITED["3.0"][:60] in page
     for variant in record.variants.select_related("chunk__document"):
         assert variant.chunk.document.path in page
         assert f"{variant.similarity:.3f}"[:4] in page
     assert "2024-06-03" in page or "June 3, 2024" in page
 
-    listing = admin_client.get(reverse("admin:rag_canonicalrecord_changelist")).content.decode()
+    listing = staff_client.get(reverse("admin:rag_canonicalrecord_changelist")).content.decode()
     assert v30.title in listing
 
 
-def test_reviewing_a_contradiction_side_by_side_and_keeping_the_older_text(admin_client, admin_user, workspace):
+def test_reviewing_a_contradiction_side_by_side_and_keeping_the_older_text(staff_client, staff_user, workspace):
     v21, v30 = _versions(workspace, "2.1", "3.0")
     old, new = section_chunk(v21, PAYLOAD_TOO_LARGE), section_chunk(v30, PAYLOAD_TOO_LARGE)
     contradiction = Contradiction.objects.get(chunk_a=old, chunk_b=new)
 
-    listing = admin_client.get(reverse("admin:rag_contradiction_changelist") + "?status__exact=pending")
+    listing = staff_client.get(reverse("admin:rag_contradiction_changelist") + "?status__exact=pending")
     assert f"/admin/rag/contradiction/{contradiction.pk}/change/" in listing.content.decode()
     assert "25 MB → 50 MB" in listing.content.decode()
 
     url = reverse("admin:rag_contradiction_change", args=[contradiction.pk])
-    page = admin_client.get(url).content.decode()
+    page = staff_client.get(url).content.decode()
     assert "<mark>25 MB</mark>" in page and "<mark>50 MB</mark>" in page
     assert v21.path in page and v30.path in page
     assert page.index("<mark>25 MB</mark>") < page.index("<mark>50 MB</mark>")  # A left, B right
     assert 'value="keep_a"' in page and 'value="keep_b"' in page and 'value="dismiss"' in page
 
-    response = admin_client.post(url, {"action": "keep_a", "note": "3.0 draft is wrong"})
+    response = staff_client.post(url, {"action": "keep_a", "note": "3.0 draft is wrong"})
     assert response.status_code == 302 and response.url == reverse("admin:rag_contradiction_changelist")
     contradiction.refresh_from_db()
     assert (contradiction.status, contradiction.resolution, contradiction.reviewed_by, contradiction.note) == (
-        "resolved", "kept_a", admin_user, "3.0 draft is wrong")
+        "resolved", "kept_a", staff_user, "3.0 draft is wrong")
     assert contradiction.reviewed_at is not None
     record = CanonicalRecord.objects.get(canonical_chunk=old)
     assert list(record.variants.values_list("chunk_id", flat=True)) == [new.pk]
     assert_invariants(workspace)
 
-    reviewed = admin_client.get(url).content.decode()
-    assert "Resolved" in reviewed and admin_user.username in reviewed and "3.0 draft is wrong" in reviewed
-    assert admin_client.post(url, {"action": "explode"}).status_code == 400
+    reviewed = staff_client.get(url).content.decode()
+    assert "Resolved" in reviewed and staff_user.username in reviewed and "3.0 draft is wrong" in reviewed
+    assert staff_client.post(url, {"action": "explode"}).status_code == 400
 
 
-def test_bulk_actions_keep_b_and_dismiss_record_who_and_when(admin_client, admin_user, workspace):
+def test_bulk_actions_keep_b_and_dismiss_record_who_and_when(staff_client, staff_user, workspace):
     v20, v21 = _versions(workspace, "2.0", "2.1")
     rate = Contradiction.objects.get(chunk_a=section_chunk(v20, RATE_LIMITED))
     payload = Contradiction.objects.get(chunk_a=section_chunk(v20, PAYLOAD_TOO_LARGE))
     changelist = reverse("admin:rag_contradiction_changelist")
-    admin_client.post(changelist, {"action": "keep_b", "_selected_action": [rate.pk]})
-    admin_client.post(changelist, {"action": "dismiss", "_selected_action": [payload.pk]})
+    staff_client.post(changelist, {"action": "keep_b", "_selected_action": [rate.pk]})
+    staff_client.post(changelist, {"action": "dismiss", "_selected_action": [payload.pk]})
     rate.refresh_from_db()
     payload.refresh_from_db()
-    assert (rate.status, rate.resolution, rate.reviewed_by) == ("resolved", "kept_b", admin_user)
-    assert (payload.status, payload.resolution, payload.reviewed_by) == ("dismissed", "dismissed", admin_user)
+    assert (rate.status, rate.resolution, rate.reviewed_by) == ("resolved", "kept_b", staff_user)
+    assert (payload.status, payload.resolution, payload.reviewed_by) == ("dismissed", "dismissed", staff_user)
     assert CanonicalRecord.objects.get(canonical_chunk=section_chunk(v21, RATE_LIMITED))
 
 
-def test_document_admin_filters_actions_and_read_only_chunks(admin_client, workspace):
+def test_document_admin_filters_actions_and_read_only_chunks(staff_client, workspace):
     v20, v21, v30 = _versions(workspace, "2.0", "2.1", "3.0")
     changelist = reverse("admin:rag_document_changelist")
     for query in (f"workspace__id__exact={workspace.pk}", "doc_type__exact=user", "status__exact=indexed",
                   "archived__exact=0", "doc_date__gte=2025-01-01+00:00:00%2B00:00", "doc_date__year=2025"):
-        assert admin_client.get(f"{changelist}?{query}").status_code == 200, query
-    page = admin_client.get(f"{changelist}?doc_date__year=2024").content.decode()
+        assert staff_client.get(f"{changelist}?{query}").status_code == 200, query
+    page = staff_client.get(f"{changelist}?doc_date__year=2024").content.decode()
     assert v20.title in page and v30.title not in page
 
-    admin_client.post(changelist, {"action": "archive", "_selected_action": [v30.pk]})
+    staff_client.post(changelist, {"action": "archive", "_selected_action": [v30.pk]})
     v30.refresh_from_db()
     assert v30.archived
     assert not CanonicalRecord.objects.filter(canonical_chunk__document=v30).exists()
     assert_invariants(workspace)
-    admin_client.post(changelist, {"action": "unarchive", "_selected_action": [v30.pk]})
+    staff_client.post(changelist, {"action": "unarchive", "_selected_action": [v30.pk]})
     v30.refresh_from_db()
     assert not v30.archived
-    admin_client.post(changelist, {"action": "reindex", "_selected_action": [v21.pk]})
+    staff_client.post(changelist, {"action": "reindex", "_selected_action": [v21.pk]})
     assert IndexingJob.objects.filter(workspace=workspace, source="reindex").count() == 1
 
-    change = admin_client.get(reverse("admin:rag_document_change", args=[v20.pk])).content.decode()
+    change = staff_client.get(reverse("admin:rag_document_change", args=[v20.pk])).content.decode()
     assert RATE_LIMITED["2.0"][:50] in change
     assert 'name="chunks-0-text"' not in change  # read-only inline: no editable chunk fields
 
 
-def test_deleting_a_document_in_the_admin_keeps_records_true(admin_client, workspace):
+def test_deleting_a_document_in_the_admin_keeps_records_true(staff_client, workspace):
     v20, v21, v30 = _versions(workspace, "2.0", "2.1", "3.0")
     url = reverse("admin:rag_document_delete", args=[v30.pk])
-    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    assert staff_client.post(url, {"post": "yes"}).status_code == 302
     assert not Document.objects.filter(pk=v30.pk).exists()
     assert set(CanonicalRecord.objects.values_list("canonical_chunk__document", flat=True)) == {v21.pk}
     assert ChunkVariant.objects.filter(record__workspace=workspace).count() == 3
     assert_invariants(workspace)
 
 
-def test_indexing_job_admin_lists_and_shows_items(admin_client, workspace):
+def test_indexing_job_admin_lists_and_shows_items(staff_client, workspace):
     job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.UPLOAD, description="2 files",
                                      finished_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
     IndexingJobItem.objects.create(job=job, path="uploads/a.md", source_file="/tmp/a.md", status="failed",
                                    error="no text to index")
-    assert admin_client.get(reverse("admin:rag_indexingjob_changelist")).status_code == 200
-    page = admin_client.get(reverse("admin:rag_indexingjob_change", args=[job.pk])).content.decode()
+    assert staff_client.get(reverse("admin:rag_indexingjob_changelist")).status_code == 200
+    page = staff_client.get(reverse("admin:rag_indexingjob_change", args=[job.pk])).content.decode()
     assert "uploads/a.md" in page and "no text to index" in page

@@ -10,21 +10,10 @@ import pytest
 from rag.lineage.families import family_refresh
 from rag.lineage.labels import version_key
 from rag.models import Chunk, Document, DocumentFamily
-from tests.factories import UserFactory, WorkspaceFactory
+from tests.factories import WorkspaceFactory
 from tests.rag.factories import ChunkFactory, DocumentFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(db):
-    return UserFactory(username="editor", password=None, is_staff=True, is_superuser=True)
-
-
-@pytest.fixture
-def staff_client(client, staff):
-    client.force_login(staff)
-    return client
 
 
 def _version(workspace, family, label: str, position: int, limit: int) -> Document:
@@ -159,7 +148,7 @@ def test_join_across_workspaces_is_refused(staff_client, family):
     assert DocumentFamily.objects.filter(pk=elsewhere.pk).exists()
 
 
-def test_hand_set_label_and_date_are_recorded_with_the_user(staff_client, staff, family):
+def test_hand_set_label_and_date_are_recorded_with_the_user(staff_client, staff_user, family):
     oldest = Document.objects.get(family=family, version_label="1.0")
     url = f"/admin/rag/document/{oldest.pk}/change/"
     data = _change_form(staff_client, url)
@@ -167,10 +156,10 @@ def test_hand_set_label_and_date_are_recorded_with_the_user(staff_client, staff,
     response = staff_client.post(url, {**data, "_save": "Save"})
     assert response.status_code == 302, response.content.decode()[:2000]
     oldest.refresh_from_db()
-    assert (oldest.version_label, oldest.version_source, oldest.version_set_by) == ("4.0", "set_by_hand", staff)
+    assert (oldest.version_label, oldest.version_source, oldest.version_set_by) == ("4.0", "set_by_hand", staff_user)
     assert oldest.version_key and oldest.version_key > Document.objects.get(version_label="3.0").version_key
     assert oldest.doc_date.date().isoformat() == "2026-02-01"
-    assert (oldest.date_source, oldest.date_set_by) == ("set_by_hand", staff)
+    assert (oldest.date_source, oldest.date_set_by) == ("set_by_hand", staff_user)
     assert _labels(family.pk) == ["2.0", "3.0", "4.0"] and _latest(family.pk) == ["4.0"]  # the family re-ordered
     page = staff_client.get(url).content.decode()
     assert "set by hand" in page
