@@ -228,7 +228,7 @@ def document_lineage_update(*, document_id: int, neighbour_pairs: list[tuple[int
 
     Runs inside the merge's transaction and workspace lock, with the merge's neighbour pairs.
     """
-    document = Document.objects.filter(pk=document_id).values("workspace_id", "archived", "family_id").first()
+    document = Document.objects.filter(pk=document_id).values("workspace_id").first()
     if document is None:
         return set()
     workspace_id = document["workspace_id"]

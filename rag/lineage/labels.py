@@ -183,10 +183,9 @@ _VERSION_IN_TEXT = re.compile(
     rf"(?<![\w./:\\#$€£+@-])(?P<prefix>v(?=\d))?(?P<number>\d+(?:\.\d+){{0,2}})(?P<suffix>{_SUFFIX})(?![\w/]|\.\d|-\d)",
     re.IGNORECASE,
 )
-_NAME_SEPARATORS = "-_ ()[]+,"
 _VERSION_IN_NAME = re.compile(
-    rf"(?:^|(?<=[-_ ()\[\]+,]))(?P<prefix>v)?(?P<number>\d+(?:\.\d+){{0,2}})"
-    rf"(?P<suffix>(?:[-_.]?(?:alpha|beta|preview|pre|rc|dev|post|a|b|c)\.?\d*)?)(?=$|[-_ ()\[\]+,]|\.(?!\d))",
+    r"(?:^|(?<=[-_ ()\[\]+,]))(?P<prefix>v)?(?P<number>\d+(?:\.\d+){0,2})"
+    r"(?P<suffix>(?:[-_.]?(?:alpha|beta|preview|pre|rc|dev|post|a|b|c)\.?\d*)?)(?=$|[-_ ()\[\]+,]|\.(?!\d))",
     re.IGNORECASE,
 )
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z0-9+#]*)?([^A-Za-z0-9]*)$")
