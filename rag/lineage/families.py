@@ -292,12 +292,12 @@ def workspace_lineage_rebuild(*, workspace_id: int, neighbour_pairs: list[tuple[
     for group in [*by_title.values(), *by_path.values()]:
         pairs |= {(a, b) for a in group for b in group if a < b}
     vectors = _VectorCache()
+    vectors.load({pk for pair in pairs for pk in pair})  # one query, not one per document
     union = UnionFind()
     for a, b in sorted(pairs):
-        vectors.load([a, b])
         if _related(free[a], free[b], _pair_evidence(vectors[a], vectors[b])):
             union.union(a, b)
-    groups = [group for group in union.groups() if len(group) > 1]
+    groups = union.groups()
 
     # Each group keeps the family it overlaps most, so ids survive a rebuild.
     current: dict[int, set[int]] = defaultdict(set)
@@ -305,7 +305,7 @@ def workspace_lineage_rebuild(*, workspace_id: int, neighbour_pairs: list[tuple[
         if member.family_id is not None:
             current[member.family_id].add(member.id)
     taken: set[int] = set()
-    wanted: dict[int, int | None] = {}  # document -> family id (None: new)
+    wanted: dict[int, int] = {}  # document -> its family after the rebuild
     plans: list[tuple[int | None, set[int]]] = []
     for group in sorted(groups, key=min):
         overlaps = sorted(((len(group & members), -family_id, family_id) for family_id, members in current.items()
