@@ -30,7 +30,7 @@ def search_plan(workspace_id: int) -> SearchPlan:
     """Exact scan for small workspaces; HNSW with a candidate list wide enough to survive the filters.
 
     pgvector 0.6 filters HNSW results after the scan: when the workspace holds
-    a small share of the table, most candidates belong to other workspaces, so
+    a small share of the table (live and dead rows), most candidates are filtered out, so
     ef_search grows with that share, and past pgvector's maximum (1000) only an
     exact scan finds the neighbours.
     """
@@ -39,7 +39,11 @@ def search_plan(workspace_id: int) -> SearchPlan:
             f"""SELECT archived.ids,
                        (SELECT count(*) FROM {Chunk._meta.db_table} c
                         WHERE c.workspace_id = %(workspace_id)s AND NOT (c.document_id = ANY(archived.ids))),
-                       (SELECT reltuples::bigint FROM pg_class WHERE oid = %(table)s::regclass)
+                       -- the HNSW scan visits dead entries too (re-indexed or rolled-back chunks not yet
+                       -- vacuumed), and they crowd the candidate list like other workspaces' rows do
+                       greatest((SELECT reltuples::bigint FROM pg_class WHERE oid = %(table)s::regclass),
+                                pg_stat_get_live_tuples(%(table)s::regclass)
+                                + pg_stat_get_dead_tuples(%(table)s::regclass))
                 FROM (SELECT coalesce(array_agg(id), '{{}}') AS ids FROM {Document._meta.db_table}
                       WHERE workspace_id = %(workspace_id)s AND archived) archived""",
             {"workspace_id": workspace_id, "table": Chunk._meta.db_table},
