@@ -21,8 +21,8 @@ def conversation_get(*, user, pk: int) -> Conversation:
         raise Http404("No such conversation") from None
 
 
-def conversation_sidebar(*, user, workspace: Workspace, limit: int = 30) -> list[tuple[Conversation, str]]:
-    """The latest conversations with the label each gets in the sidebar.
+def conversation_sidebar(*, user, workspace: Workspace, limit: int | None = 30) -> list[tuple[Conversation, str]]:
+    """The latest conversations (all with `limit=None`) with the label each gets in a list.
 
     Titles are the first question, so two conversations often share one; the later ones are
     numbered in the order they were started ("Rate limits (2)") so the list tells them apart.

@@ -55,7 +55,8 @@ def conversation_index(request: HttpRequest) -> HttpResponse:
     latest = conversations.first()
     if latest is not None and not request.GET.get("all"):
         return redirect("conversation-detail", pk=latest.pk)
-    return render(request, "chat/index.html", {"conversations": conversations})
+    labelled = conversation_sidebar(user=request.user, workspace=request.workspace, limit=None)
+    return render(request, "chat/index.html", {"conversations": labelled})
 
 
 @require_POST

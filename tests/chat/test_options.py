@@ -93,3 +93,10 @@ def test_doc_type_filter_keeps_other_types_out_and_boost_only_reorders(workspace
                                     options={**default_search_options(), "doc_type": "api", "doc_type_mode": "filter"})
     assert only and {result.doc_type for result in only} == {"api"}
     assert applied["filters"]["doc_types"] == ["api"]
+
+
+def test_the_conversation_list_page_numbers_duplicate_titles_too(logged_in_client, workspace, user):
+    for _ in range(2):
+        Conversation.objects.create(workspace=workspace, user=user, title="Same question")
+    page = logged_in_client.get("/chat/?all=1").content.decode()
+    assert ">Same question</a>" in page and ">Same question (2)</a>" in page
