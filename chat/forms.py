@@ -10,6 +10,11 @@ DATE_CHOICES = [
     ("after", "After a date"),
 ]
 
+DOC_TYPE_MODES = [
+    ("boost", "Prefer this type"),
+    ("filter", "Only this type"),
+]
+
 
 class AskForm(forms.Form):
     question = forms.CharField(max_length=2000, strip=True, widget=forms.Textarea(attrs={"rows": 2}))
@@ -22,10 +27,13 @@ class SearchOptionsForm(forms.Form):
     date = forms.ChoiceField(choices=DATE_CHOICES, initial="any", label="Dates")
     after = forms.DateField(required=False, label="After", widget=forms.DateInput(attrs={"type": "date"}))
     doc_type = forms.CharField(required=False, max_length=50, label="Document type")
+    doc_type_mode = forms.ChoiceField(choices=DOC_TYPE_MODES, required=False, initial="boost", label="Use the type to")
     as_of_date = forms.DateField(required=False, label="Or as of a date",
                                  widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args, doc_types: list[tuple[str, str]] = (), version_labels: list[str] = (), **kwargs) -> None:
+    def __init__(self, *args, doc_types: list[tuple[str, str]] = (), version_labels: list[str] = (),
+                 locked: tuple[str, ...] = (), **kwargs) -> None:
+        """`locked`: controls the workspace's plan does not offer; they keep their stored value (`initial`)."""
         super().__init__(*args, **kwargs)
         self.fields["doc_type"] = forms.ChoiceField(
             required=False, label="Document type", choices=[("", "Automatic"), *doc_types]
@@ -37,6 +45,10 @@ class SearchOptionsForm(forms.Form):
         self.fields["as_of_version"] = forms.ChoiceField(
             required=False, label="Answer as of", choices=[("", "Latest"), *((label, label) for label in labels)]
         )
+        for name in locked:
+            # Django takes a disabled field's value from `initial`, never from the request: a control the
+            # user cannot change cannot overwrite what the conversation stored.
+            self.fields[name].disabled = True
 
     def clean(self) -> dict:
         data = super().clean()
@@ -55,6 +67,7 @@ class SearchOptionsForm(forms.Form):
             "date": data["date"],
             "after": data["after"].isoformat() if data.get("after") else "",
             "doc_type": data["doc_type"],
+            "doc_type_mode": data.get("doc_type_mode") or "boost",
             # Only when chosen: a conversation without them answers from the latest versions.
             **({"as_of_version": data["as_of_version"]} if data.get("as_of_version") else {}),
             **({"as_of_date": data["as_of_date"].isoformat()} if data.get("as_of_date") else {}),

@@ -9,7 +9,8 @@ from rag.models import Workspace
 
 
 def default_search_options() -> dict:
-    return {"dedup": True, "include_archived": False, "provenance": False, "date": "any", "after": "", "doc_type": ""}
+    return {"dedup": True, "include_archived": False, "provenance": False, "date": "any", "after": "", "doc_type": "",
+            "doc_type_mode": "boost"}
 
 
 class Conversation(models.Model):
@@ -49,3 +50,19 @@ class Message(models.Model):
     @property
     def citations(self) -> list[dict]:
         return (self.metadata or {}).get("citations") or []
+
+
+class SearchDefaults(models.Model):
+    """The options a user chose, explicitly, as the start of their new conversations in a workspace."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    search_options = models.JSONField(default=default_search_options, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "search defaults"
+        constraints = [models.UniqueConstraint(fields=["user", "workspace"], name="search_defaults_one_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace}"

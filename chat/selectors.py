@@ -19,3 +19,21 @@ def conversation_get(*, user, pk: int) -> Conversation:
         return Conversation.objects.select_related("workspace").get(pk=pk, user=user, workspace__members=user)
     except Conversation.DoesNotExist:
         raise Http404("No such conversation") from None
+
+
+def conversation_sidebar(*, user, workspace: Workspace, limit: int | None = 30) -> list[tuple[Conversation, str]]:
+    """The latest conversations (all with `limit=None`) with the label each gets in a list.
+
+    Titles are the first question, so two conversations often share one; the later ones are
+    numbered in the order they were started ("Rate limits (2)") so the list tells them apart.
+    """
+    conversations = list(conversation_list(user=user, workspace=workspace)[:limit])
+    by_title: dict[str, list[Conversation]] = {}
+    for conversation in sorted(conversations, key=lambda c: (c.created_at, c.pk)):
+        by_title.setdefault(str(conversation), []).append(conversation)
+    labels = {
+        conversation.pk: title if number == 1 else f"{title} ({number})"
+        for title, same in by_title.items()
+        for number, conversation in enumerate(same, start=1)
+    }
+    return [(conversation, labels[conversation.pk]) for conversation in conversations]

@@ -8,14 +8,16 @@ from collections.abc import Iterator
 from django.db import transaction
 
 from chat import answering
-from chat.models import Conversation, Message, default_search_options
+from chat.models import Conversation, Message, SearchDefaults, default_search_options
 
 logger = logging.getLogger(__name__)
 
 
 def conversation_create(*, user, workspace) -> Conversation:
-    latest = Conversation.objects.filter(user=user, workspace=workspace).first()
-    options = dict(latest.search_options) if latest else default_search_options()
+    """A new conversation starts from the user's chosen defaults, else the product's; never from
+    whatever the previous conversation happened to filter on."""
+    saved = SearchDefaults.objects.filter(user=user, workspace=workspace).first()
+    options = {**default_search_options(), **(saved.search_options if saved else {})}
     return Conversation.objects.create(user=user, workspace=workspace, search_options=options)
 
 
@@ -23,6 +25,20 @@ def conversation_options_update(*, conversation: Conversation, options: dict) ->
     conversation.search_options = {**default_search_options(), **options}
     conversation.save(update_fields=["search_options", "updated_at"])
     return conversation
+
+
+# "As of" a version or date answers one conversation's question about the past; a default would
+# quietly date every new conversation.
+_NOT_DEFAULTS = ("as_of_version", "as_of_date")
+
+
+def search_defaults_save(*, conversation: Conversation) -> SearchDefaults:
+    """Make this conversation's options where the user's next conversations start."""
+    options = {key: value for key, value in conversation.search_options.items() if key not in _NOT_DEFAULTS}
+    defaults, _ = SearchDefaults.objects.update_or_create(
+        user=conversation.user, workspace=conversation.workspace, defaults={"search_options": options},
+    )
+    return defaults
 
 
 def message_ask(*, conversation: Conversation, question: str, stream: bool = False) -> tuple[Message, Message]:

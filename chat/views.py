@@ -10,8 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 from chat import services
 from chat.answering import llm_configured
 from chat.forms import AskForm, SearchOptionsForm
-from chat.models import Message
-from chat.selectors import conversation_get, conversation_list
+from chat.models import Message, default_search_options
+from chat.selectors import conversation_get, conversation_list, conversation_sidebar
 from licensing.features import RETRIEVAL_INTEGRATION
 from licensing.services import has_feature, tier_for_feature
 from rag.models import DocType
@@ -22,20 +22,25 @@ def _doc_type_choices() -> list[tuple[str, str]]:
     return [(dt.slug, dt.name) for dt in DocType.objects.all()]
 
 
-def _page_context(request: HttpRequest, conversation, options_form=None) -> dict:
+def _options_form(conversation, data=None) -> SearchOptionsForm:
+    """The options panel's form; a control the plan does not offer is locked to the stored value."""
+    licensed = has_feature(conversation.workspace_id, RETRIEVAL_INTEGRATION)
+    return SearchOptionsForm(
+        data, initial={**default_search_options(), **conversation.search_options}, doc_types=_doc_type_choices(),
+        version_labels=version_labels(workspace=conversation.workspace), locked=() if licensed else ("dedup",),
+    )
+
+
+def _page_context(request: HttpRequest, conversation, options_form=None, options_saved: str = "") -> dict:
     workspace = conversation.workspace
     licensed = has_feature(workspace.pk, RETRIEVAL_INTEGRATION)
-    options = dict(conversation.search_options)
-    if not licensed:
-        options["dedup"] = False  # shown off: the workspace cannot have it
-    form = options_form or SearchOptionsForm(initial=options, doc_types=_doc_type_choices(),
-                                             version_labels=version_labels(workspace=workspace))
     return {
         "conversation": conversation,
-        "conversations": conversation_list(user=request.user, workspace=workspace)[:30],
+        "conversations": conversation_sidebar(user=request.user, workspace=workspace),
+        "options_saved": options_saved,
         "messages_list": conversation.messages.all(),
         "ask_form": AskForm(),
-        "options_form": form,
+        "options_form": options_form or _options_form(conversation),
         "dedup_licensed": licensed,
         "dedup_tier": tier_for_feature(RETRIEVAL_INTEGRATION),
         "llm": llm_configured(),
@@ -50,7 +55,8 @@ def conversation_index(request: HttpRequest) -> HttpResponse:
     latest = conversations.first()
     if latest is not None and not request.GET.get("all"):
         return redirect("conversation-detail", pk=latest.pk)
-    return render(request, "chat/index.html", {"conversations": conversations})
+    labelled = conversation_sidebar(user=request.user, workspace=request.workspace, limit=None)
+    return render(request, "chat/index.html", {"conversations": labelled})
 
 
 @require_POST
@@ -89,19 +95,28 @@ def message_create(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def options_update(request: HttpRequest, pk: int) -> HttpResponse:
     conversation = conversation_get(user=request.user, pk=pk)
-    form = SearchOptionsForm(request.POST, doc_types=_doc_type_choices(),
-                             version_labels=version_labels(workspace=conversation.workspace))
+    form = _options_form(conversation, request.POST)
     if not form.is_valid():
+        # The panel comes back with its messages inline and nothing stored. With HTMX it is 422, not
+        # 400: django-htmx's debug script would replace the whole page with a 400 response. Without
+        # JavaScript the whole conversation page comes back, the panel saying what to fix.
+        context = _page_context(request, conversation, options_form=form)
         if request.htmx:
-            # 422, not 400: the panel comes back with its messages inline, and django-htmx's debug
-            # script would replace the whole page with a 400 response.
-            context = _page_context(request, conversation, options_form=form)
             return render(request, "chat/conversation.html#options", context, status=422)
-        return HttpResponseBadRequest("Bad search options: " + "; ".join(
-            f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return render(request, "chat/conversation.html", context, status=400)
     services.conversation_options_update(conversation=conversation, options=form.as_options())
     if request.htmx:
         return render(request, "chat/conversation.html#options", _page_context(request, conversation))
+    return redirect("conversation-detail", pk=conversation.pk)
+
+
+@require_POST
+def options_make_default(request: HttpRequest, pk: int) -> HttpResponse:
+    conversation = conversation_get(user=request.user, pk=pk)
+    services.search_defaults_save(conversation=conversation)
+    saved = "New conversations will start with these options."
+    if request.htmx:
+        return render(request, "chat/conversation.html#options", _page_context(request, conversation, options_saved=saved))
     return redirect("conversation-detail", pk=conversation.pk)
 
 

@@ -400,8 +400,7 @@ class ContradictionAdmin(admin.ModelAdmin):
         ids = list(queryset.values_list("pk", flat=True))
         for contradiction_id in ids:
             contradiction_resolve(contradiction_id=contradiction_id, action=action, user=request.user)
-        self.message_user(request, f"{len(ids)} contradiction(s): {CONTRADICTION_ACTIONS[action].replace('_', ' ')}.",
-                          messages.SUCCESS)
+        self.message_user(request, _decision_summary(action, len(ids)), messages.SUCCESS)
 
     @admin.action(description="Keep A (A becomes the canonical, B is demoted)", permissions=["change"])
     def keep_a(self, request: HttpRequest, queryset: QuerySet[Contradiction]) -> None:
@@ -432,8 +431,7 @@ class ContradictionAdmin(admin.ModelAdmin):
                 return HttpResponseBadRequest("action must be keep_a, keep_b or dismiss")
             contradiction_resolve(contradiction_id=contradiction.pk, action=action, user=request.user,
                                   note=request.POST.get("note", "").strip())
-            self.message_user(request, f"{contradiction}: {CONTRADICTION_ACTIONS[action].replace('_', ' ')}.",
-                              messages.SUCCESS)
+            self.message_user(request, _decision_message(contradiction, action), messages.SUCCESS)
             return HttpResponseRedirect(reverse("admin:rag_contradiction_changelist"))
         differences = contradiction.differences
         spans_a = [span for difference in differences for span in difference.get("a_spans", [])]
@@ -454,3 +452,18 @@ class ContradictionAdmin(admin.ModelAdmin):
             **(extra_context or {}),
         }
         return TemplateResponse(request, self.review_template, context)
+
+
+def _decision_message(contradiction: Contradiction, action: str) -> str:
+    """What the decision changes, in the reviewer's words, naming the documents."""
+    a = contradiction.chunk_a.document.title or contradiction.chunk_a.document.path
+    b = contradiction.chunk_b.document.title or contradiction.chunk_b.document.path
+    if action == "dismiss":
+        return f"Dismissed: “{a}” and “{b}” are no longer shown as disagreeing."
+    kept, other = (a, b) if action == "keep_a" else (b, a)
+    return f"Kept “{kept}”: answers now quote it for this passage, and “{other}” is shown as an older variant."
+
+
+def _decision_summary(action: str, count: int) -> str:
+    done = {"keep_a": "Kept side A", "keep_b": "Kept side B", "dismiss": "Dismissed"}[action]
+    return f"{done} in {count} contradiction{'s' if count != 1 else ''}."

@@ -12,6 +12,19 @@ from pgvector.django import HnswIndex, VectorField
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a different encoder needs a migration
 
 
+UPLOAD_PREFIX = "uploads/"
+
+
+def shown_path(path: str) -> str:
+    """A path as pages show it when nothing better was recorded: an upload by its uploaded name,
+    a server path by its file name (the server's folders are staff business, seen in the admin)."""
+    if path.startswith(UPLOAD_PREFIX):
+        return path[len(UPLOAD_PREFIX):]
+    if path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/"):
+        return path.replace("\\", "/").rsplit("/", 1)[-1]
+    return path
+
+
 class Workspace(models.Model):
     """An isolated set of documents; users see only the workspaces they belong to."""
 
@@ -81,6 +94,8 @@ class Document(models.Model):
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="documents")
     path = models.CharField(max_length=1024, help_text="The source path as ingested.")
+    display_path = models.CharField(max_length=1024, blank=True, db_default="",
+                                    help_text="The path pages show: relative to the folder it was ingested from.")
     title = models.CharField(max_length=500)
     format = models.CharField(max_length=20)
     content_hash = models.CharField(max_length=64, blank=True)
@@ -147,6 +162,10 @@ class Document(models.Model):
     def date_confidence(self) -> int:
         """2 in-file or by hand, 1 file mtime, 0 upload time or none."""
         return self.WEAK_DATE_SOURCES.get(self.date_source, 2)
+
+    @property
+    def shown_path(self) -> str:
+        return self.display_path or shown_path(self.path)
 
     @property
     def version_source_label(self) -> str:
@@ -261,6 +280,8 @@ class IndexingJobItem(models.Model):
     job = models.ForeignKey(IndexingJob, on_delete=models.CASCADE, related_name="items")
     document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="job_items")
     path = models.CharField(max_length=1024, help_text="The document path as it will be stored.")
+    display_path = models.CharField(max_length=1024, blank=True, db_default="",
+                                    help_text="The path pages show: relative to the folder it was ingested from.")
     source_file = models.CharField(max_length=2048, help_text="Where the worker reads the bytes.")
     file_mtime = models.FloatField(null=True, blank=True,
                                    help_text="The file's own mtime when the bytes' copy lost it (browser, zip).")
@@ -278,6 +299,10 @@ class IndexingJobItem(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+    @property
+    def shown_path(self) -> str:
+        return self.display_path or shown_path(self.path)
 
 
 class CanonicalRecord(models.Model):

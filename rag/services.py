@@ -51,13 +51,17 @@ def indexing_job_create(
     """Queue every file under `paths`; documents missing from an ingested folder are archived."""
     files: list[Path] = []
     folders: list[Path] = []
+    shown: dict[Path, str] = {}  # what pages show: the path inside the folder given, a lone file's name
     for given in paths:
         resolved = given.expanduser().resolve()
         if resolved.is_dir():
             folders.append(resolved)
-            files.extend(_files_under(resolved))
+            under = list(_files_under(resolved))
+            files.extend(under)
+            shown.update({path: path.relative_to(resolved).as_posix() for path in under})
         elif resolved.is_file():
             files.append(resolved)
+            shown[resolved] = resolved.name
         else:
             raise FileNotFoundError(f"no such file or folder: {given}")
     seen = {str(path) for path in files}
@@ -65,16 +69,19 @@ def indexing_job_create(
     with transaction.atomic():
         job = IndexingJob.objects.create(
             workspace=workspace, source=source, created_by=created_by,
-            description=", ".join(str(p) for p in paths)[:500],
+            # Folder names only: the server's own layout is for staff (the admin shows items' paths).
+            description=", ".join(given.expanduser().resolve().name or str(given) for given in paths)[:500],
         )
         now = timezone.now()
         items = IndexingJobItem.objects.bulk_create(
-            IndexingJobItem(job=job, path=str(path), source_file=str(path))
+            IndexingJobItem(job=job, path=str(path), display_path=shown[path], source_file=str(path))
             if (document := unchanged.get(str(path))) is None else
-            IndexingJobItem(job=job, path=str(path), source_file=str(path), status=IndexingJobItem.Status.UNCHANGED,
-                            document=document, chunk_count=document.chunk_count, started_at=now, finished_at=now)
+            IndexingJobItem(job=job, path=str(path), display_path=shown[path], source_file=str(path),
+                            status=IndexingJobItem.Status.UNCHANGED, document=document,
+                            chunk_count=document.chunk_count, started_at=now, finished_at=now)
             for path in files
         )
+        _documents_show_paths({item.document_id: item.display_path for item in items if item.document_id})
         archived = 0
         for folder in folders:
             gone = (
@@ -346,6 +353,7 @@ def job_item_run(*, item_id: int, merge_inline: bool = False) -> str:
         outcome = document_index(
             workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
             file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
+            display_path=item.display_path,
         )
     except Exception as exc:
         # Transient errors are retried by the task; anything else must still end the item.
@@ -363,12 +371,20 @@ def job_item_run(*, item_id: int, merge_inline: bool = False) -> str:
         status=outcome_status, error=error[:2000], document_id=document_id, chunk_count=chunks,
         encoded_count=encoded, finished_at=timezone.now(),
     )
+    if document_id is not None and item.display_path:
+        _documents_show_paths({document_id: item.display_path})
     _job_finish_if_done(item.job_id)
     if outcome_status == "indexed" and document_id is not None:
         from rag.hooks import after_document_indexed
 
         after_document_indexed(document_id=document_id, inline=merge_inline)
     return outcome_status
+
+
+def _documents_show_paths(shown: dict[int, str]) -> None:
+    """Record the path pages show for each document (relative to the folder it was last ingested from)."""
+    for document_id, display_path in shown.items():
+        Document.objects.filter(pk=document_id).exclude(display_path=display_path).update(display_path=display_path)
 
 
 def _job_finish_if_done(job_id: int) -> None:
@@ -424,9 +440,9 @@ def documents_reindex(*, documents, created_by=None) -> IndexingJob | None:
         # The latest item per document knows where its bytes are and what mtime they had (an upload's copy lost it).
         sources = {item.document_id: item for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")}
         items = IndexingJobItem.objects.bulk_create(
-            IndexingJobItem(job=job, path=d.path, source_file=sources[d.pk].source_file, file_mtime=sources[d.pk].file_mtime,
-                            mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)
-            if d.pk in sources else IndexingJobItem(job=job, path=d.path, source_file=d.path)
+            IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=sources[d.pk].source_file,
+                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)
+            if d.pk in sources else IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=d.path)
             for d in docs if d.workspace_id == workspace.pk
         )
         ids = [item.pk for item in items]

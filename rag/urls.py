@@ -3,6 +3,7 @@ from django.urls import path
 from rag import views
 
 urlpatterns = [
+    path("favicon.ico", views.favicon, name="favicon"),
     path("workspaces/switch/", views.workspace_switch, name="workspace-switch"),
     path("documents/", views.documents, name="documents"),
     path("documents/upload/", views.upload, name="upload"),

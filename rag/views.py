@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.staticfiles import finders
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from rag.forms import DocumentFilterForm, UploadForm
@@ -117,9 +120,28 @@ def upload(request: HttpRequest) -> HttpResponse:
     return render(request, "rag/upload.html", {"form": form})
 
 
+def _duration(elapsed) -> str:
+    seconds = max(0, round(elapsed.total_seconds()))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes} min {seconds} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
 @require_GET
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = job_get(user=request.user, pk=pk)
-    context = {"job": job, "progress": job_progress(job=job), "items": job.items.select_related("document")}
+    context = {"job": job, "progress": job_progress(job=job), "items": job.items.select_related("document"),
+               "took": _duration(job.finished_at - job.created_at) if job.finished_at else ""}
     template = "rag/job_detail.html#job-status" if request.htmx else "rag/job_detail.html"
     return render(request, template, context)
+
+
+@login_not_required  # browsers ask for it on every page, the login page included
+@cache_control(max_age=86400, public=True)
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    found = finders.find("favicon.ico")
+    if not found:
+        raise Http404("no favicon")
+    return FileResponse(open(found, "rb"), content_type="image/x-icon")

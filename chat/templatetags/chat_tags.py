@@ -6,6 +6,8 @@ from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from rag.models import shown_path as _shown_path
+
 register = template.Library()
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 
@@ -35,3 +37,9 @@ def percent(value) -> str:
 @register.filter
 def iso_date(value) -> str:
     return str(value)[:10] if value else "undated"
+
+
+@register.filter
+def shown_path(path: str) -> str:
+    """A source path as a reader may see it: never the server's folders."""
+    return _shown_path(str(path or ""))

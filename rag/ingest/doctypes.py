@@ -1,10 +1,14 @@
-"""Label a document api / architecture / operations / troubleshooting / user.
+"""Label a document api / architecture / operations / troubleshooting / user, or leave it untyped.
 
-Retrieval boosts the document types a question is about, so the label has to
-be predictable and easy to explain to the person who disagrees with it: an
-author's own frontmatter wins, then where the file lives, then which
-type's keywords it uses most. `doc_type_scores` shows the numbers behind the
-last step.
+Retrieval boosts (or, by the user's choice, filters on) the document types a
+question is about, so a wrong label does harm and no label does none: a
+document gets a type only on clear evidence, and the evidence is easy to
+explain to the person who disagrees. In order: the author's own frontmatter,
+where the file lives (folder or file name, relative to the ingested folder),
+the title (what the author called it: "Operations Runbook", "Admin API
+Reference"), the section headings ("Bugs fixed", "Features added" make release
+notes), and last the body's keywords when one type clearly leads.
+Everything else stays untyped. `doc_type_scores` shows the body's numbers.
 """
 
 from __future__ import annotations
@@ -13,11 +17,17 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-TITLE_KEYWORD_WEIGHT = 3.0
 # One keyword repeated on every line (a "Kubernetes" manual) should not outvote the rest.
 KEYWORD_HIT_CAP = 5
-# Body hits are counted per this many words, so a long document does not bury its title.
+# Body hits are counted per this many words, so a long document needs more of them.
 BODY_WORDS_UNIT = 500
+# The body decides only with this many (capped, per-unit) hits for its type and this lead over
+# the runner-up: product words ("API", "request") run through every page of an API product's
+# documentation, so a narrow lead is noise, not evidence.
+BODY_MIN_SCORE = 4.0
+BODY_MIN_LEAD = 2.5
+# Headings decide with this many distinct keyword hits for one type and the same lead.
+HEADING_MIN_HITS = 2
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,40 @@ class DocTypeRule:
     path_patterns: tuple[str, ...] = ()  # case-insensitive substrings, or fnmatch globs if they contain * ? [
 
 
+@dataclass(frozen=True)
+class DocTypeGuess:
+    slug: str  # "" when nothing is clear
+    evidence: str  # "frontmatter", "path", "title", "headings", "body" or ""
+
+
+def guess_doc_type(
+    *, path: str, title: str, text: str, frontmatter_type: str | None, rules: Sequence[DocTypeRule],
+    headings: Sequence[str] = (),
+) -> DocTypeGuess:
+    """The type and what settled it; untyped ("") unless the evidence is clear."""
+    slugs = {rule.slug.casefold(): rule.slug for rule in rules}
+    if frontmatter_type and frontmatter_type.strip().casefold() in slugs:
+        return DocTypeGuess(slugs[frontmatter_type.strip().casefold()], "frontmatter")
+    for rule in rules:
+        if any(_path_matches(path, pattern) for pattern in rule.path_patterns):
+            return DocTypeGuess(rule.slug, "path")
+    lowered_title = title.lower()
+    title_hits = {rule.slug: sum(_whole_word_hits(lowered_title, keyword.lower(), cap=1) for keyword in rule.keywords)
+                  for rule in rules}
+    leader = _clear_leader(title_hits, minimum=1, lead=1.0)
+    if leader:
+        return DocTypeGuess(leader, "title")
+    lowered_headings = [heading.lower() for heading in headings]
+    heading_hits = {rule.slug: sum(1 for keyword in rule.keywords for heading in lowered_headings
+                                   if _whole_word_hits(heading, keyword.lower(), cap=1)) for rule in rules}
+    leader = _clear_leader(heading_hits, minimum=HEADING_MIN_HITS, lead=BODY_MIN_LEAD)
+    if leader:
+        return DocTypeGuess(leader, "headings")
+    leader = _clear_leader(doc_type_scores(title="", text=text, rules=rules), minimum=BODY_MIN_SCORE,
+                           lead=BODY_MIN_LEAD)
+    return DocTypeGuess(leader, "body" if leader else "")
+
+
 def classify_doc_type(
     *,
     path: str,
@@ -36,38 +80,41 @@ def classify_doc_type(
     text: str,
     frontmatter_type: str | None,
     rules: Sequence[DocTypeRule],
-    default: str = "user",
+    headings: Sequence[str] = (),
+    default: str = "",
 ) -> str:
-    """The document type slug: frontmatter, else the first rule whose path pattern
-    matches, else the best keyword score; ties and no hits give `default`."""
-    slugs = {rule.slug.casefold(): rule.slug for rule in rules}
-    if frontmatter_type and frontmatter_type.strip().casefold() in slugs:
-        return slugs[frontmatter_type.strip().casefold()]
-    for rule in rules:
-        if any(_path_matches(path, pattern) for pattern in rule.path_patterns):
-            return rule.slug
-    scores = doc_type_scores(title=title, text=text, rules=rules)
-    best = max(scores.values(), default=0.0)
-    winners = [slug for slug, score in scores.items() if score == best]
-    if best <= 0 or len(winners) > 1:
-        return default
-    return winners[0]
+    """The document type slug (see `guess_doc_type`), else `default`: untyped unless asked otherwise."""
+    guess = guess_doc_type(path=path, title=title, text=text, frontmatter_type=frontmatter_type, rules=rules,
+                           headings=headings)
+    return guess.slug or default
+
+
+def section_headings(sections: Sequence) -> list[str]:
+    """Each heading below the title once (a parsed document's sections repeat their parents')."""
+    return list(dict.fromkeys(heading for section in sections for heading in section.heading_path[1:]))
+
+
+def _clear_leader(scores: dict[str, float], *, minimum: float, lead: float) -> str:
+    """The one type with at least `minimum` that beats every other by more than `lead` times; else ""."""
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    if not ranked or ranked[0][1] < minimum:
+        return ""
+    runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
+    if ranked[0][1] > runner_up * lead and ranked[0][1] != runner_up:
+        return ranked[0][0]
+    return ""
 
 
 def doc_type_scores(*, title: str, text: str, rules: Sequence[DocTypeRule]) -> dict[str, float]:
-    """Keyword score per rule: TITLE_KEYWORD_WEIGHT per keyword in the title, plus body
-    hits (at most KEYWORD_HIT_CAP per keyword) per BODY_WORDS_UNIT words of body."""
+    """Keyword score per rule: hits in title and body (at most KEYWORD_HIT_CAP per keyword) per
+    BODY_WORDS_UNIT words; the title is weighed apart, before the body, by `guess_doc_type`."""
     body_units = max(len(text.split()) / BODY_WORDS_UNIT, 1.0)
-    lowered_title, lowered_text = title.lower(), text.lower()
-    scores: dict[str, float] = {}
-    for rule in rules:
-        title_hits = body_hits = 0
-        for keyword in rule.keywords:
-            lowered = keyword.lower()
-            title_hits += _whole_word_hits(lowered_title, lowered, cap=1)
-            body_hits += _whole_word_hits(lowered_text, lowered, cap=KEYWORD_HIT_CAP)
-        scores[rule.slug] = TITLE_KEYWORD_WEIGHT * title_hits + body_hits / body_units
-    return scores
+    lowered = f"{title}\n{text}".lower()
+    return {
+        rule.slug: sum(_whole_word_hits(lowered, keyword.lower(), cap=KEYWORD_HIT_CAP) for keyword in rule.keywords)
+        / body_units
+        for rule in rules
+    }
 
 
 def _whole_word_hits(text: str, keyword: str, *, cap: int) -> int:
@@ -98,7 +145,9 @@ def _path_matches(path: str, pattern: str) -> bool:
 
 
 # Checked in this order for path patterns, so the narrower types come first: a
-# troubleshooting page under docs/api/ is about troubleshooting.
+# troubleshooting page under docs/api/ is about troubleshooting. "guide" alone is no keyword:
+# it names every kind of document ("Operations Guide", "API guide"); nor are words that every
+# programming text uses ("module", "interface", "dependency").
 DEFAULT_RULES: tuple[DocTypeRule, ...] = (
     DocTypeRule(
         slug="troubleshooting",
@@ -118,16 +167,18 @@ DEFAULT_RULES: tuple[DocTypeRule, ...] = (
             "upgrading", "rollback", "runbook", "on-call", "incident", "scaling", "replicas", "capacity",
             "maintenance", "systemd", "log rotation", "prometheus", "grafana", "health check",
             "environment variable", "environment variables", "provisioning", "disaster recovery",
+            "operations", "install", "installing", "installation", "configuration reference",
+            "hardening", "firewall", "tls certificate", "high availability", "administration",
         ),
         path_patterns=("runbook", "/ops/", "/operations/", "/deploy", "/infra/", "/sre/"),
     ),
     DocTypeRule(
         slug="architecture",
         keywords=(
-            "architecture", "architectural", "design", "component", "components", "subsystem", "module",
-            "modules", "layer", "layers", "data flow", "diagram", "dependency", "dependencies",
+            "architecture", "architectural", "design", "component", "components", "subsystem",
+            "layer", "layers", "data flow", "diagram",
             "trade-off", "trade-offs", "tradeoff", "decision", "decisions", "adr", "rationale",
-            "scalability", "consistency", "interface", "interfaces", "boundary", "message queue",
+            "scalability", "consistency", "boundary", "message queue",
             "event-driven", "microservice", "microservices", "schema", "data model",
         ),
         path_patterns=("/architecture/", "/adr/", "/adrs/", "/design/", "/rfc/", "/rfcs/"),
@@ -145,9 +196,11 @@ DEFAULT_RULES: tuple[DocTypeRule, ...] = (
     DocTypeRule(
         slug="user",
         keywords=(
-            "getting started", "tutorial", "how to", "guide", "user guide", "quickstart", "quick start",
+            "getting started", "tutorial", "how to", "user guide", "quickstart", "quick start",
             "click", "button", "menu", "page", "dashboard", "account", "profile", "settings", "sign in",
             "log in", "upload", "search", "you can", "step", "steps", "example", "walkthrough",
+            "release notes", "what's new", "changelog", "glossary", "handbook", "user manual",
+            "features added", "bugs fixed", "new features", "incompatible changes", "breaking changes",
         ),
         path_patterns=("/user-guide/", "/userguide/", "/tutorials/", "/getting-started", "/handbook/"),
     ),

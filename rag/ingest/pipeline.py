@@ -22,7 +22,7 @@ from rag import embeddings
 from rag.dedup import merge as dedup
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import resolve_doc_date
-from rag.ingest.doctypes import DocTypeRule, classify_doc_type
+from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
 from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
 from rag.lineage.labels import extract_version_label
 from rag.models import Chunk, DocType, Document, EmbeddingCache
@@ -112,12 +112,14 @@ def _json_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
 
 def document_index(
     *, workspace_id: int, path: str, source_file: Path, file_mtime: float | None = None,
-    mtime_is_upload_time: bool = False,
+    mtime_is_upload_time: bool = False, display_path: str = "",
 ) -> IndexOutcome:
     """Index one file; a bad file fails alone with a reason a person can act on.
 
     file_mtime: the file's own mtime when the stored copy lost it (browser upload, zip member);
-    mtime_is_upload_time: nothing told us when the file was written, so its date is the upload's.
+    mtime_is_upload_time: nothing told us when the file was written, so its date is the upload's;
+    display_path: the path inside the ingested folder, which the type's path patterns read (the
+    server's own folders say nothing about the document).
     """
     try:
         detect_format(Path(path))
@@ -159,7 +161,8 @@ def document_index(
     if not drafts:
         return _fail(workspace_id, path, "no text to index", size=len(data))
     doc_type = classify_doc_type(
-        path=path, title=parsed.title, text=parsed.text, frontmatter_type=parsed.doc_type, rules=doc_type_rules()
+        path=display_path or path, title=parsed.title, text=parsed.text, frontmatter_type=parsed.doc_type,
+        rules=doc_type_rules(), headings=section_headings(parsed.sections),
     )
     version = extract_version_label(path=path, title=parsed.title, metadata=parsed.metadata, doc_format=parsed.format)
     vectors, encoded = embed_with_cache([draft.text for draft in drafts])

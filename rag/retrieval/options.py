@@ -21,6 +21,7 @@ from rag.retrieval.dates import DatePhraseError, DateRange, parse_date_phrase
 MODES = ("hybrid", "semantic", "lexical")
 MATCH_MODES = ("any", "all")
 RECENCY_MODES = ("auto", "on", "off")
+DOC_TYPE_MODES = ("boost", "filter")  # what a chosen doc type does: rank it higher, or keep only it
 MAX_TOP_K = 100
 MAX_CANDIDATE_POOL = 1000
 MAX_VERSION_LABEL = 50  # Document.version_label's length
@@ -247,7 +248,8 @@ def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
 
     Parameters: top_k, mode, pool, date_from, date_to, when (a date phrase),
     created_after, source_type, tag, tags_match, entity, entities_match,
-    only_doc_type (hard filter), doc_type (boost override), include_archived,
+    only_doc_type (hard filter), doc_type (boost override; with doc_type_mode=filter a hard
+    filter too, the chat's "Only this type"), include_archived,
     include_variants (do not collapse canonicals), dedup, dedup_threshold,
     variant_metadata, provenance, recency (auto|on|off), doc_type_boost,
     version_aware (superseded passages give way to the newest), as_of_version
@@ -257,11 +259,12 @@ def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
         "q", "workspace", "top_k", "mode", "pool", "date_from", "date_to", "when", "created_after", "source_type",
         "tag", "tags_match", "entity", "entities_match", "only_doc_type", "doc_type", "include_archived",
         "include_variants", "dedup", "dedup_threshold", "variant_metadata", "provenance", "recency", "doc_type_boost",
-        "version_aware", "as_of_version", "as_of_date",
+        "version_aware", "as_of_version", "as_of_date", "doc_type_mode",
     }
     unknown = sorted(set(params.keys()) - known)
     if unknown:
         raise SearchOptionError(f"unknown parameter(s): {', '.join(unknown)}")
+    only_chosen = _choice(params, "doc_type_mode", DOC_TYPE_MODES, "boost") == "filter"
     filters = SearchFilters(
         date_from=parse_datetime_bound(params.get("date_from"), name="date_from"),
         date_to=parse_datetime_bound(params.get("date_to"), name="date_to"),
@@ -272,7 +275,7 @@ def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
         tags_match=_choice(params, "tags_match", MATCH_MODES, "any"),
         entities=_list(params, "entity"),
         entities_match=_choice(params, "entities_match", MATCH_MODES, "any"),
-        doc_types=_list(params, "only_doc_type"),
+        doc_types=_list(params, "only_doc_type") + (_list(params, "doc_type") if only_chosen else ()),
         include_archived=_bool(params, "include_archived", False),
     )
     options = SearchOptions(
@@ -287,7 +290,7 @@ def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
         dedup=_bool(params, "dedup", True),
         dedup_threshold=_number(params, "dedup_threshold", float),
         doc_type_boost=_number(params, "doc_type_boost", float),
-        doc_type_override=_list(params, "doc_type"),
+        doc_type_override=() if only_chosen else _list(params, "doc_type"),
         recency=_choice(params, "recency", RECENCY_MODES, "auto"),
         version_aware=_bool(params, "version_aware", True),
         as_of_version=_version_label(params, "as_of_version"),

@@ -54,10 +54,11 @@ def _keyword_regex(keyword: str) -> re.Pattern[str]:
 
 
 def classify_query(query: str, rules: Iterable[DocTypeKeywords]) -> list[str]:
-    """Doc types the query is likely about: those with at least half the keyword hits of the best.
+    """The doc type the query is clearly about: the one with the most keyword hits, if no other
+    type has as many; else none.
 
-    Several types can qualify ("api error" is about the API and about
-    troubleshooting); a query with no keyword of any type gets none.
+    A boost for a wrong guess pushes the wrong pages up, so a tie ("api error": the API, or
+    troubleshooting?) boosts nothing. A query with no keyword of any type gets none.
     """
     text = query.lower()
     hits: dict[str, int] = {}
@@ -68,7 +69,8 @@ def classify_query(query: str, rules: Iterable[DocTypeKeywords]) -> list[str]:
     if not hits:
         return []
     best = max(hits.values())
-    return sorted(slug for slug, count in hits.items() if count * 2 >= best)
+    leaders = [slug for slug, count in hits.items() if count == best]
+    return leaders if len(leaders) == 1 else []
 
 
 def doc_type_multiplier(doc_type: str, boosted: Sequence[str], factor: float) -> float:

@@ -417,12 +417,14 @@ def search_for_chat(
 ) -> tuple[SearchResultSet, dict]:
     """Search with a conversation's stored options; returns the results and what was applied."""
     date_choice = options.get("date") or "any"
+    doc_type = (options.get("doc_type") or "").strip()
+    only_type = bool(doc_type) and options.get("doc_type_mode") == "filter"  # else the type is boosted
     filters = SearchFilters(
         date_phrase=_CHAT_DATE_PHRASES.get(date_choice, ""),
         created_after=parse_datetime_bound(options.get("after"), name="after") if date_choice == "after" else None,
         include_archived=bool(options.get("include_archived")),
+        doc_types=(doc_type,) if only_type else (),
     )
-    doc_type = (options.get("doc_type") or "").strip()
     results = search(
         question,
         SearchOptions(
@@ -431,7 +433,7 @@ def search_for_chat(
             filters=filters,
             respect_canonicals=bool(options.get("dedup", True)),
             include_provenance=bool(options.get("provenance")),
-            doc_type_override=(doc_type,) if doc_type else (),
+            doc_type_override=(doc_type,) if doc_type and not only_type else (),
             query_embedding=tuple(query_embedding) if query_embedding is not None else None,
             as_of_version=options.get("as_of_version", ""),
             as_of_date=parse_datetime_bound(options.get("as_of_date"), name="as_of_date", end_of_day=True),

@@ -68,7 +68,7 @@ def test_options_are_kept_per_conversation_and_validated(logged_in_client, conve
     assert response.status_code == 200 and b'id="options"' in response.content
     conversation.refresh_from_db()
     assert conversation.search_options == {"dedup": True, "include_archived": False, "provenance": True,
-                                           "date": "this_year", "after": "", "doc_type": "api"}
+                                           "date": "this_year", "after": "", "doc_type": "api", "doc_type_mode": "boost"}
     bad = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "after"})
     assert bad.status_code == 400 and b"after" in bad.content
     assert logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "someday"}).status_code == 400

@@ -99,6 +99,8 @@ def test_reviewing_a_contradiction_side_by_side_and_keeping_the_older_text(staff
 
     response = staff_client.post(url, {"action": "keep_a", "note": "3.0 draft is wrong"})
     assert response.status_code == 302 and response.url == reverse("admin:rag_contradiction_changelist")
+    said = staff_client.get(response.url).content.decode()
+    assert f"Kept “{v21.title}”: answers now quote it" in said and "): kept a" not in said
     contradiction.refresh_from_db()
     assert (contradiction.status, contradiction.resolution, contradiction.reviewed_by, contradiction.note) == (
         "resolved", "kept_a", staff_user, "3.0 draft is wrong")
@@ -117,7 +119,8 @@ def test_bulk_actions_keep_b_and_dismiss_record_who_and_when(staff_client, staff
     rate = Contradiction.objects.get(chunk_a=section_chunk(v20, RATE_LIMITED))
     payload = Contradiction.objects.get(chunk_a=section_chunk(v20, PAYLOAD_TOO_LARGE))
     changelist = reverse("admin:rag_contradiction_changelist")
-    staff_client.post(changelist, {"action": "keep_b", "_selected_action": [rate.pk]})
+    kept = staff_client.post(changelist, {"action": "keep_b", "_selected_action": [rate.pk]}, follow=True)
+    assert "Kept side B in 1 contradiction." in kept.content.decode()
     staff_client.post(changelist, {"action": "dismiss", "_selected_action": [payload.pk]})
     rate.refresh_from_db()
     payload.refresh_from_db()

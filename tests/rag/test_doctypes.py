@@ -1,4 +1,4 @@
-"""Document type classification: frontmatter, then path, then keyword score."""
+"""Document type classification: frontmatter, path, title, headings, then a clear lead in the body; else untyped."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from rag.ingest.doctypes import DEFAULT_RULES, DocTypeRule, classify_doc_type, doc_type_scores
+from rag.ingest.doctypes import (
+    DEFAULT_RULES,
+    DocTypeGuess,
+    DocTypeRule,
+    classify_doc_type,
+    doc_type_scores,
+    guess_doc_type,
+)
 from rag.ingest.parsers import parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -73,20 +80,40 @@ def test_body_keywords_decide_without_frontmatter_or_path() -> None:
     assert classify(text=OPERATIONS_TEXT) == "operations"
 
 
-def test_title_hits_weigh_three_body_hits() -> None:
+def test_the_title_decides_before_the_body() -> None:
     rules = (DocTypeRule("api", ("endpoint",)), DocTypeRule("operations", ("deploy",)))
-    body = "deploy deploy endpoint"  # operations leads the body by one hit
+    body = "deploy " * 10 + "endpoint"
     assert classify(title="Plain title", text=body, rules=rules) == "operations"
     assert classify(title="Endpoint list", text=body, rules=rules) == "api"
-    assert doc_type_scores(title="Endpoint list", text=body, rules=rules) == {"api": 4.0, "operations": 2.0}
+    assert doc_type_scores(title="Endpoint list", text=body, rules=rules) == {"api": 2.0, "operations": 5.0}
 
 
-def test_hits_per_keyword_are_capped() -> None:
+def test_hits_per_keyword_are_capped_and_a_narrow_lead_leaves_the_document_untyped() -> None:
     rules = (DocTypeRule("api", ("api",)), DocTypeRule("troubleshooting", ("error", "crash", "timeout")))
     spam = "api " * 50
     text = spam + "error crash crash timeout timeout timeout"
     assert doc_type_scores(title="", text=text, rules=rules) == {"api": 5.0, "troubleshooting": 6.0}
-    assert classify(text=text, rules=rules) == "troubleshooting"
+    assert classify(text=text, rules=rules, default="") == ""  # 6 against 5 is no evidence
+    clear = "api " + "error crash crash timeout timeout timeout"
+    assert classify(text=clear, rules=rules) == "troubleshooting"
+
+
+def test_too_few_body_hits_leave_the_document_untyped() -> None:
+    rules = (DocTypeRule("api", ("endpoint",)), DocTypeRule("operations", ("deploy",)))
+    assert classify_doc_type(path="a.md", title="Notes", text="deploy it", frontmatter_type=None, rules=rules) == ""
+    guess = guess_doc_type(path="a.md", title="Notes", text="deploy " * 4, frontmatter_type=None, rules=rules)
+    assert guess == DocTypeGuess("operations", "body")
+
+
+def test_release_notes_are_known_by_their_headings() -> None:
+    text = "Fix #123: the build fails with an error when a bug in the parser crashes. " * 3
+    guess = guess_doc_type(path="CHANGES.rst", title="Sphinx 7.2", text=text, frontmatter_type=None,
+                           rules=DEFAULT_RULES, headings=["Release 7.2.0", "Incompatible changes", "Features added",
+                                                          "Bugs fixed"])
+    assert guess == DocTypeGuess("user", "headings")
+    # The same text without those headings reads as troubleshooting, which is what went wrong before.
+    assert guess_doc_type(path="CHANGES.rst", title="Sphinx 7.2", text=text, frontmatter_type=None,
+                          rules=DEFAULT_RULES).slug == "troubleshooting"
 
 
 def test_body_hits_are_normalized_by_length_so_the_title_still_counts() -> None:
@@ -98,8 +125,9 @@ def test_body_hits_are_normalized_by_length_so_the_title_still_counts() -> None:
 
 def test_keywords_match_whole_words_only() -> None:
     rules = (DocTypeRule("api", ("api",)), DocTypeRule("troubleshooting", ("error",)))
-    assert classify(text="rapid capital terrorism errors", rules=rules) == "user"
-    assert classify(text="The API returned an ERROR and another error.", rules=rules) == "troubleshooting"
+    assert classify(text="rapid capital terrorism", rules=rules) == "user"  # no hit: the default
+    assert doc_type_scores(title="", text="The rapid API returned an ERROR and errors, error.", rules=rules) == {
+        "api": 1.0, "troubleshooting": 2.0}
 
 
 def test_ties_and_no_hits_give_the_default() -> None:

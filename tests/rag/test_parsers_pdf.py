@@ -285,8 +285,11 @@ def test_encrypted_pdf_needing_a_password(pdf_files: dict[str, Path]) -> None:
 
 @pytest.mark.parametrize("name", ["truncated", "not-a-pdf"])
 def test_corrupt_pdf_gives_a_readable_reason(pdf_files: dict[str, Path], name: str) -> None:
-    with pytest.raises(ParseError, match=r"^not a readable PDF: \S"):
+    with pytest.raises(ParseError, match=r"^not a readable PDF: \S") as raised:
         parse_pdf(pdf_files, name)
+    assert "Is this really a PDF" not in str(raised.value) and "/Root" not in str(raised.value)
+    expected = "not a PDF at all" if name == "not-a-pdf" else "damaged or cut short"
+    assert expected in str(raised.value)
 
 
 def test_scanned_pdf_without_text(pdf_files: dict[str, Path]) -> None:

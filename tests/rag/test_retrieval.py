@@ -128,8 +128,9 @@ def test_classifier_reads_keywords_from_the_admin_data(workspace):
     DocType.objects.filter(slug="operations").update(keywords=["zeppelin"])
     rules = doc_type_keywords(max_age=0)
     assert classify_query("how do I moor the zeppelin", rules) == ["operations"]
-    # A query may span types; plural forms count.
-    assert classify_query("api request error", rules) == ["api", "troubleshooting"]
+    # Plural forms count; only a clear leader is boosted, a tie boosts nothing.
+    assert classify_query("api requests error", rules) == ["api"]
+    assert classify_query("api error", rules) == []
     assert classify_query("lunch menu for friday", [r for r in rules if r.slug != "user"]) == []
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pdfplumber
 from pdfminer.pdfdocument import PDFEncryptionError
+from pdfminer.psexceptions import PSException
 from pdfplumber.utils.exceptions import PdfminerException
 
 from rag.ingest.parsers._common import (
@@ -54,7 +55,7 @@ def parse_pdf(stem: str, data: bytes) -> ParsedDocument:
             pages = [_page_lines(number, page) for number, page in enumerate(pdf.pages)]
             page_heights = [float(page.height) for page in pdf.pages]
     except Exception as error:  # noqa: BLE001 - pdfminer raises anything on broken files
-        raise _readable_error(error) from error
+        raise _readable_error(error, data) from error
     page_count = len(pages)
     running, outermost = _running_lines(pages, page_heights) if page_count >= 2 else (set(), [])
     lines = [line for page in pages for line in page if id(line) not in running]
@@ -119,10 +120,17 @@ def _metadata_title(metadata: dict[str, str]) -> str | None:
     return title
 
 
-def _readable_error(error: Exception) -> ParseError:
+def _readable_error(error: Exception, data: bytes) -> ParseError:
+    """A reason a person can act on; pdfminer's own ("No /Root object! - Is this really a PDF?") is not one."""
     cause = error.args[0] if isinstance(error, PdfminerException) and error.args else error
     if isinstance(cause, PDFEncryptionError):
         return ParseError("encrypted PDF")
+    if b"%PDF-" not in data[:1024]:  # readers accept junk before the header, as far as this
+        return ParseError("not a readable PDF: the file is not a PDF at all (it lacks the %PDF- header; "
+                          "a renamed file?)")
+    if isinstance(cause, PSException):
+        return ParseError("not a readable PDF: the file is damaged or cut short (its document structure "
+                          "cannot be found); export or download it again")
     reason = squash(str(cause)) or type(cause).__name__
     return ParseError(f"not a readable PDF: {reason}")
 

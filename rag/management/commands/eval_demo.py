@@ -33,6 +33,7 @@ from rag.evaluation import (
     path_matches,
     release_paths_widen,
 )
+from rag.evaluation_doctypes import doc_type_accuracy, doc_type_truth, format_doc_type_table
 from rag.retrieval import SearchResult
 
 ROOT = Path(settings.BASE_DIR)
@@ -50,6 +51,9 @@ class Command(BaseCommand):
         parser.add_argument("--details", action="store_true", help="print each question's top 5 for the full pipeline")
         parser.add_argument("--releases", type=Path, default=ROOT / "demo" / "manifest.json",
                             help="JSON of the corpus files' releases (a manifest list or a {path: {version}} map)")
+        parser.add_argument("--doc-types", type=Path, default=ROOT / "demo" / "real" / "doc_types.json",
+                            help="hand-labelled document types by source path, for a corpus whose --releases "
+                                 "listing carries none (the manifest carries its own)")
 
     def handle(self, *args, corpus: Path | None, ground_truth: Path, workspace: str, title: str, **opts) -> None:
         if not ground_truth.exists():
@@ -78,6 +82,14 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"title": title, "configurations": figures}, indent=2))
             return
         self.stdout.write(format_tables(title, figures))
+        self._doc_types(corpus, title, opts)
+
+    def _doc_types(self, corpus: Path, title: str, opts: dict) -> None:
+        listing = json.loads(opts["releases"].read_text()) if opts["releases"] and opts["releases"].exists() else {}
+        labels = json.loads(opts["doc_types"].read_text())["labels"] if opts["doc_types"].exists() else {}
+        truth = doc_type_truth(listing, labels)
+        if truth:
+            self.stdout.write(format_doc_type_table(title, doc_type_accuracy(corpus=corpus, truth=truth)))
 
     def _details(self, config: Config, question: dict, results: Sequence[SearchResult]) -> None:
         """The full pipeline's top 5; `*` marks a result from a document the question expects."""

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rag import embeddings
 from rag.models import Workspace
 from rag.retrieval import SearchOptionError, SearchResult, SearchResultSet, options_from_params, search
-from rag.retrieval.options import MODES, RECENCY_MODES
+from rag.retrieval.options import DOC_TYPE_MODES, MODES, RECENCY_MODES
 
 
 class Command(BaseCommand):
@@ -38,6 +38,8 @@ class Command(BaseCommand):
                             help="only documents dated (doc_date) on or after DATE (YYYY-MM-DD)")
         parser.add_argument("--doc-type", action="append", default=[], metavar="TYPE",
                             help="boost this doc type instead of the one guessed from the query (repeatable)")
+        parser.add_argument("--doc-type-mode", choices=DOC_TYPE_MODES, default="boost",
+                            help="what --doc-type does: boost (rank it higher, default) or filter (only it)")
         filters = parser.add_argument_group("more filters")
         filters.add_argument("--date-from", metavar="DATE", help="doc_date on or after DATE")
         filters.add_argument("--date-to", metavar="DATE", help="doc_date before DATE")
@@ -75,6 +77,7 @@ class Command(BaseCommand):
             "include_variants": opts["include_variants"], "dedup": not opts["no_dedup"],
             "created_after": opts["created_after"], "date_from": opts["date_from"], "date_to": opts["date_to"],
             "when": opts["when"], "doc_type": opts["doc_type"], "only_doc_type": opts["only_doc_type"],
+            "doc_type_mode": opts["doc_type_mode"],
             "source_type": opts["source_type"], "tag": opts["tag"], "tags_match": opts["tags_match"],
             "entity": opts["entity"], "entities_match": opts["entities_match"],
             "include_archived": opts["include_archived"], "variant_metadata": opts["variant_metadata"],

@@ -1,0 +1,102 @@
+"""Search options belong to one conversation: fresh defaults, locked controls, inline validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.models import Conversation, SearchDefaults, default_search_options
+from chat.selectors import conversation_sidebar
+
+pytestmark = pytest.mark.django_db
+
+
+def _new_conversation(client) -> Conversation:
+    response = client.post("/chat/new/")
+    return Conversation.objects.get(pk=int(response["Location"].strip("/").split("/")[-1]))
+
+
+def test_a_new_conversation_starts_from_the_defaults_not_from_the_last_one(logged_in_client, workspace, licensed):
+    first = _new_conversation(logged_in_client)
+    logged_in_client.post(f"/chat/{first.pk}/options/", {"dedup": "on", "include_archived": "on", "date": "after",
+                                                          "after": "2025-01-01", "doc_type": "api"})
+    first.refresh_from_db()
+    assert first.search_options["include_archived"] and first.search_options["after"] == "2025-01-01"
+    second = _new_conversation(logged_in_client)
+    assert second.search_options == default_search_options()
+    first.refresh_from_db()
+    assert first.search_options["doc_type"] == "api"  # the first keeps its own
+
+
+def test_make_these_my_defaults_is_where_new_conversations_start(logged_in_client, workspace, user, licensed):
+    first = _new_conversation(logged_in_client)
+    logged_in_client.post(f"/chat/{first.pk}/options/", {"dedup": "on", "date": "this_year", "doc_type": "api",
+                                                          "doc_type_mode": "filter"})
+    response = logged_in_client.post(f"/chat/{first.pk}/options/default/", headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "New conversations will start with these options." in response.content.decode()
+    assert SearchDefaults.objects.get(user=user, workspace=workspace).search_options["doc_type_mode"] == "filter"
+    second = _new_conversation(logged_in_client)
+    assert second.search_options["date"] == "this_year" and second.search_options["doc_type"] == "api"
+
+
+def test_a_locked_control_never_overwrites_the_stored_value(logged_in_client, workspace, user):
+    # Unlicensed: the dedup checkbox is disabled, so the browser never sends it.
+    conversation = Conversation.objects.create(workspace=workspace, user=user)
+    assert conversation.search_options["dedup"] is True
+    response = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"provenance": "on", "date": "any"},
+                                     headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    conversation.refresh_from_db()
+    assert conversation.search_options["dedup"] is True and conversation.search_options["provenance"] is True
+    # Even a forged "off" cannot change it.
+    logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "any"})
+    conversation.refresh_from_db()
+    assert conversation.search_options["dedup"] is True
+    # Shown unchecked and disabled all the same: the plan does not apply it.
+    assert 'name="dedup" id="id_dedup" disabled' in response.content.decode()
+
+
+def test_after_a_date_without_a_date_answers_inline_in_the_panel(logged_in_client, workspace, user, licensed):
+    conversation = Conversation.objects.create(workspace=workspace, user=user)
+    response = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"dedup": "on", "date": "after"},
+                                     headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert response.status_code == 422 and html.lstrip().startswith('<aside id="options"')
+    assert "Pick the date to search after." in html and "Not applied yet" in html
+    conversation.refresh_from_db()
+    assert conversation.search_options["date"] == "any"  # nothing stored
+    # Without JavaScript, the whole page comes back with the same message in its panel.
+    plain = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"dedup": "on", "date": "after"})
+    assert plain.status_code == 400 and "Pick the date to search after." in plain.content.decode()
+    assert 'class="ask"' in plain.content.decode()
+
+
+def test_duplicate_titles_are_told_apart_in_the_sidebar(workspace, user):
+    for _ in range(3):
+        Conversation.objects.create(workspace=workspace, user=user, title="Rate limits?")
+    Conversation.objects.create(workspace=workspace, user=user, title="Other")
+    labels = [label for _, label in conversation_sidebar(user=user, workspace=workspace)]
+    assert sorted(labels) == ["Other", "Rate limits?", "Rate limits? (2)", "Rate limits? (3)"]
+    assert labels[0] == "Other" and labels[1] == "Rate limits? (3)"  # newest first, numbered in order of start
+
+
+def test_doc_type_filter_keeps_other_types_out_and_boost_only_reorders(workspace, api_versions, licensed):
+    from rag.models import Document
+    from rag.retrieval.search import search_for_chat
+
+    notes = Document.objects.get(workspace=workspace, path__endswith="notes.md")
+    Document.objects.filter(pk=notes.pk).update(doc_type="user")
+    question = "escape sequence script alert"
+    boosted, _ = search_for_chat(question, workspace=workspace, top_k=5,
+                                 options={**default_search_options(), "doc_type": "api"})
+    assert notes.pk in {result.document_id for result in boosted}  # a boost never removes a document
+    only, applied = search_for_chat(question, workspace=workspace, top_k=5,
+                                    options={**default_search_options(), "doc_type": "api", "doc_type_mode": "filter"})
+    assert only and {result.doc_type for result in only} == {"api"}
+    assert applied["filters"]["doc_types"] == ["api"]
+
+
+def test_the_conversation_list_page_numbers_duplicate_titles_too(logged_in_client, workspace, user):
+    for _ in range(2):
+        Conversation.objects.create(workspace=workspace, user=user, title="Same question")
+    page = logged_in_client.get("/chat/?all=1").content.decode()
+    assert ">Same question</a>" in page and ">Same question (2)</a>" in page

@@ -1,0 +1,55 @@
+"""What every page shows a reader: paths relative to the ingested folder, job finish times, a favicon."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from rag.models import Document, IndexingJob, shown_path
+from rag.services import indexing_job_create, job_item_run
+from tests.rag.samples import GUIDE_MD
+
+pytestmark = pytest.mark.django_db
+
+
+def test_pages_show_paths_relative_to_the_ingested_folder_and_the_json_keeps_the_source_path(
+        logged_in_client, workspace, tmp_path):
+    folder = tmp_path / "handbook"
+    (folder / "guides").mkdir(parents=True)
+    (folder / "guides" / "deploy.md").write_text(GUIDE_MD)
+    job = indexing_job_create(workspace=workspace, paths=[folder], enqueue=False)
+    for item_id in job.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)
+    document = Document.objects.get(workspace=workspace)
+    assert document.path == str(folder / "guides" / "deploy.md")  # the CLI and API contract
+    assert document.display_path == "guides/deploy.md"
+    for url in ("/documents/", f"/documents/{document.pk}/", f"/jobs/{job.pk}/"):
+        page = logged_in_client.get(url).content.decode()
+        assert "guides/deploy.md" in page and str(tmp_path) not in page, url
+    api = logged_in_client.get("/api/v1/search", {"q": "deploy", "workspace": workspace.slug, "mode": "lexical"})
+    assert api.status_code == 200 and api.json()["results"][0]["path"] == document.path
+
+
+def test_uploads_show_their_uploaded_name_and_a_server_path_never_shows():
+    assert shown_path("uploads/team/notes.md") == "team/notes.md"
+    assert shown_path("/home/someone/corpus/api/v2.md") == "v2.md"
+    assert shown_path("C:\\\\docs\\\\a.md") == "a.md"
+    assert shown_path("relative/a.md") == "relative/a.md"
+
+
+def test_a_finished_job_says_when_it_finished(logged_in_client, workspace):
+    logged_in_client.post("/documents/upload/", {"files": [SimpleUploadedFile("guide.md", GUIDE_MD.encode())]})
+    job = IndexingJob.objects.get(workspace=workspace)
+    assert "finished at" not in logged_in_client.get(f"/jobs/{job.pk}/").content.decode()
+    for item_id in job.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)
+    job.refresh_from_db()
+    page = logged_in_client.get(f"/jobs/{job.pk}/").content.decode()
+    assert f'finished at <time datetime="{job.finished_at.isoformat()}' in page and ", after " in page
+    assert "guide.md" in page and "uploads/guide.md" not in page
+
+
+def test_favicon_is_served_to_anyone(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 200 and response["Content-Type"] == "image/x-icon"
+    assert b"".join(response.streaming_content)[:4] == b"\x00\x00\x01\x00"  # an ICO header
