@@ -65,6 +65,7 @@ def conversation_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     conversation = conversation_get(user=request.user, pk=pk)
+    services.messages_expire_pending(conversation=conversation)
     return render(request, "chat/conversation.html", _page_context(request, conversation))
 
 
@@ -119,7 +120,10 @@ def message_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def message_stream(request: HttpRequest, pk: int) -> HttpResponse:
-    """Plain-text stream of a pending LLM answer; the page swaps in the saved message at the end."""
+    """Plain-text stream of a pending LLM answer, read from its row; the page swaps in the saved message at the end.
+
+    Read-only: the POST that asked started the generation, so a reload or a second tab only watches.
+    """
     message = _own_message(request, pk)
     response = StreamingHttpResponse(services.message_stream(message=message), content_type="text/plain; charset=utf-8")
     response["Cache-Control"] = "no-cache"

@@ -249,6 +249,8 @@ LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60)
+# A whole generated answer must be in by then, else the extractive answer stands with a notice.
+LLM_ANSWER_DEADLINE_SECONDS = env.float("LLM_ANSWER_DEADLINE_SECONDS", default=120)
 
 # --- dedup merging ------------------------------------------------------------------
 # Cosine at or above which chunks of different documents are versions of one text: a changed

@@ -8,7 +8,6 @@ import pytest
 from django.core.management import call_command
 
 from chat.models import Conversation, Message
-from tests.chat.llm_server import FakeLLM
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -114,22 +113,6 @@ def test_old_messages_without_metadata_still_render(logged_in_client, conversati
     Message.objects.create(conversation=conversation, role="assistant", content="An answer from before [1].")
     page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
     assert "An answer from before [1]." in page
-
-
-def test_llm_answer_streams_then_is_saved(logged_in_client, conversation, api_versions, licensed, settings):
-    with FakeLLM("It is 1200 requests per minute [1].") as llm:
-        settings.LLM_BASE_URL, settings.LLM_MODEL = llm.url, "m"
-        html = logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": QUESTION},
-                                     headers={"HX-Request": "true"}).content.decode()
-        reply = conversation.messages.get(role="assistant")
-        assert reply.metadata == {"pending": True}
-        assert f'data-stream-url="/chat/messages/{reply.pk}/stream/"' in html
-        streamed = b"".join(logged_in_client.get(f"/chat/messages/{reply.pk}/stream/").streaming_content).decode()
-    assert "1200 requests per minute [1]" in streamed
-    reply.refresh_from_db()
-    assert reply.metadata["mode"] == "llm" and reply.metadata["citations"][0]["n"] == 1
-    final = logged_in_client.get(f"/chat/messages/{reply.pk}/").content.decode()
-    assert f'id="m{reply.pk}-src-1"' in final and "data-stream-url" not in final
 
 
 def test_ask_command_prints_json_and_json_lines(workspace, api_versions, licensed, capsys, tmp_path):
