@@ -12,7 +12,7 @@ from chat.answering import llm_configured
 from chat.forms import AskForm, SearchOptionsForm
 from chat.models import Message
 from chat.selectors import conversation_get, conversation_list
-from licensing.features import RETRIEVAL_INTEGRATION
+from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION
 from licensing.services import has_feature, tier_for_feature
 from rag.models import DocType
 from rag.selectors import version_labels
@@ -24,10 +24,7 @@ def _doc_type_choices() -> list[tuple[str, str]]:
 
 def _page_context(request: HttpRequest, conversation, options_form=None) -> dict:
     workspace = conversation.workspace
-    licensed = has_feature(workspace.pk, RETRIEVAL_INTEGRATION)
     options = dict(conversation.search_options)
-    if not licensed:
-        options["dedup"] = False  # shown off: the workspace cannot have it
     form = options_form or SearchOptionsForm(initial=options, doc_types=_doc_type_choices(),
                                              version_labels=version_labels(workspace=workspace))
     return {
@@ -36,8 +33,10 @@ def _page_context(request: HttpRequest, conversation, options_form=None) -> dict
         "messages_list": conversation.messages.all(),
         "ask_form": AskForm(),
         "options_form": form,
-        "dedup_licensed": licensed,
-        "dedup_tier": tier_for_feature(RETRIEVAL_INTEGRATION),
+        # Near-duplicate collapse and newest versions are every plan's; merged records and provenance are Writer Pro's.
+        "canonical_licensed": has_feature(workspace.pk, RETRIEVAL_INTEGRATION),
+        "provenance_licensed": has_feature(workspace.pk, PROVENANCE),
+        "feature_tier": tier_for_feature(PROVENANCE),
         "llm": llm_configured(),
     }
 

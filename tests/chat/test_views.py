@@ -73,22 +73,28 @@ def test_options_are_kept_per_conversation_and_validated(logged_in_client, conve
     assert logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "someday"}).status_code == 400
 
 
-def test_unlicensed_workspace_shows_dedup_off_and_disabled_with_the_tier(logged_in_client, conversation):
+def test_free_workspace_keeps_dedup_on_and_says_what_writer_pro_adds(logged_in_client, conversation):
     page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
-    assert 'name="dedup" id="id_dedup" disabled' in page
-    assert "come with the Writer Pro plan" in page
+    assert 'name="dedup" id="id_dedup" checked aria-describedby="dedup-tier">' in page
+    assert "near-duplicates hidden on every plan. Writer Pro also merges" in page
+    assert 'id="id_provenance" disabled aria-describedby="provenance-tier">' in page
+    assert "With Writer Pro, each source lists every document version" in page
 
 
 def test_licensed_workspace_has_dedup_on(logged_in_client, conversation, licensed):
     page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
     assert 'name="dedup" id="id_dedup" checked>' in page
+    assert 'id="id_provenance">' in page and "provenance-tier" not in page
 
 
-def test_unlicensed_answer_says_duplicates_were_not_collapsed(logged_in_client, conversation, api_versions):
+def test_free_answer_is_version_aware_and_names_what_writer_pro_adds(logged_in_client, conversation, api_versions):
     logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": QUESTION})
     reply = conversation.messages.get(role="assistant")
     assert reply.metadata["search"]["canonical_filtering"] == "unlicensed"
-    assert "duplicates not collapsed on this plan" in logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert reply.metadata["search"]["options"]["dedup"] is True
+    assert "1200 requests" in reply.content.split("Note:")[0]  # the newest version leads on Free too
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert "newest versions, near-duplicates hidden; merged passages come with Writer Pro" in page
 
 
 def test_conversations_of_others_are_404(client, conversation, workspace):
