@@ -9,6 +9,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from rag.forms import DocumentFilterForm, UploadForm
@@ -26,6 +27,7 @@ from rag.selectors import (
 )
 from rag.sentences import sentence_spans
 from rag.services import job_progress, upload_job_create
+from rag.tokens import api_token_create, api_token_list, api_token_revoke
 
 
 @require_POST
@@ -123,3 +125,27 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {"job": job, "progress": job_progress(job=job), "items": job.items.select_related("document")}
     template = "rag/job_detail.html#job-status" if request.htmx else "rag/job_detail.html"
     return render(request, template, context)
+
+
+@never_cache  # a freshly made token is on this page once; no cache may keep it
+@require_http_methods(["GET", "POST"])
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """The user's personal API tokens; POST makes one and shows its text this once."""
+    created = ""
+    status = 200
+    if request.method == "POST":
+        name = request.POST.get("name", "").strip()
+        if not name or len(name) > 100:
+            messages.error(request, "Name the token (at most 100 characters), e.g. 'CI docs check'.")
+            status = 400
+        else:
+            _token, created = api_token_create(user=request.user, name=name)
+    return render(request, "rag/api_tokens.html", {"tokens": api_token_list(user=request.user), "created": created},
+                  status=status)
+
+
+@require_POST
+def api_token_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
+    token = api_token_revoke(user=request.user, token_id=pk)
+    messages.success(request, f"Revoked {token}.")
+    return redirect("api-tokens")
