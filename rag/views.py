@@ -127,21 +127,23 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
+NEW_TOKEN_SESSION_KEY = "new_api_token"
+
+
 @never_cache  # a freshly made token is on this page once; no cache may keep it
 @require_http_methods(["GET", "POST"])
 def api_tokens(request: HttpRequest) -> HttpResponse:
-    """The user's personal API tokens; POST makes one and shows its text this once."""
-    created = ""
-    status = 200
+    """The user's personal API tokens. POST makes one, then redirects (a reload must not make another);
+    the next GET shows its text, once."""
     if request.method == "POST":
         name = request.POST.get("name", "").strip()
         if not name or len(name) > 100:
             messages.error(request, "Name the token (at most 100 characters), e.g. 'CI docs check'.")
-            status = 400
         else:
-            _token, created = api_token_create(user=request.user, name=name)
-    return render(request, "rag/api_tokens.html", {"tokens": api_token_list(user=request.user), "created": created},
-                  status=status)
+            _token, request.session[NEW_TOKEN_SESSION_KEY] = api_token_create(user=request.user, name=name)
+        return redirect("api-tokens")
+    created = request.session.pop(NEW_TOKEN_SESSION_KEY, "")
+    return render(request, "rag/api_tokens.html", {"tokens": api_token_list(user=request.user), "created": created})
 
 
 @require_POST

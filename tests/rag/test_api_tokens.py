@@ -28,12 +28,14 @@ def _bearer(raw: str) -> dict[str, str]:
 
 
 def test_a_token_made_in_the_ui_is_shown_once_stored_hashed_and_opens_the_api(logged_in_client, user, indexed):
-    page = logged_in_client.post("/account/tokens/", {"name": "CI docs check"}).content.decode()
+    page = logged_in_client.post("/account/tokens/", {"name": "CI docs check"}, follow=True).content.decode()
     raw = re.search(r'id="new-token">(docent_[\w-]+)<', page).group(1)
     token = ApiToken.objects.get(user=user)
     assert token.name == "CI docs check" and raw.startswith(token.prefix) and token.key_hash != raw
     assert raw not in str(list(ApiToken.objects.values_list()))  # only its hash is kept
-    assert raw not in logged_in_client.get("/account/tokens/").content.decode()
+    assert raw not in logged_in_client.get("/account/tokens/").content.decode()  # shown once
+    assert "Name the token" in logged_in_client.post("/account/tokens/", {"name": ""}, follow=True).content.decode()
+    assert ApiToken.objects.count() == 1
 
     response = Client().get(URL, {"q": "which port terminates TLS"}, headers=_bearer(raw))
     assert response.status_code == 200
