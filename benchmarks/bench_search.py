@@ -166,8 +166,7 @@ def build(size: int, real_chunks: list[str], real_vectors: np.ndarray):
     from django.utils import timezone
     from pgvector.psycopg import register_vector
 
-    from licensing.models import License, LicenseTier
-    from licensing.services import license_save
+    from licensing.services import process_grant_set
     from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document, Workspace
 
     corpus = build_corpus(size, real_chunks, real_vectors)
@@ -181,6 +180,7 @@ def build(size: int, real_chunks: list[str], real_vectors: np.ndarray):
             apply_lineage(workspace)
             Workspace.objects.filter(pk=workspace.pk).update(name=signature)
         print(f"  reusing the {size}-chunk corpus", file=sys.stderr, flush=True)
+        process_grant_set(workspace_id=workspace.pk, tier_slug="enterprise")
         return workspace, corpus
     started = time.monotonic()
     with connection.cursor() as cursor:
@@ -188,9 +188,8 @@ def build(size: int, real_chunks: list[str], real_vectors: np.ndarray):
                        "rag_documentfamily RESTART IDENTITY CASCADE")
     # The lineage's signature is written once it is applied, so an interrupted build is redone.
     workspace, _ = Workspace.objects.update_or_create(slug="bench", defaults={"name": "building"})
-    if not License.objects.filter(workspace=workspace).exists():
-        license_save(license=License(workspace=workspace, tier=LicenseTier.objects.get(slug="enterprise")),
-                     actor_label="bench")
+    # Measured as Enterprise; a grant in this process, since only vendor-signed keys make License rows count.
+    process_grant_set(workspace_id=workspace.pk, tier_slug="enterprise")
 
     rng = np.random.default_rng(7)
     now = timezone.now()

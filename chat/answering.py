@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 
+from chat.prompts import llm_messages
 from rag import embeddings
 from rag.dedup.facts import fact_differences
 from rag.ingest.pipeline import embed_with_cache
@@ -329,26 +330,6 @@ def cited_numbers(text: str) -> list[int]:
         if n not in seen:
             seen.append(n)
     return seen
-
-
-def llm_messages(question: str, results: Sequence[Any]) -> list[dict[str, str]]:
-    """Sources numbered with dated headers; the newest wins a conflict."""
-    blocks = []
-    for n, result in enumerate(results, start=1):
-        name = result.path.rsplit("/", 1)[-1]
-        date = result.doc_date.date().isoformat() if result.doc_date else "undated"
-        heading = f" > {result.heading_path.split(' > ')[-1]}" if result.heading_path else ""
-        blocks.append(f"[Source {n}: {name} ({date}){heading}] (score: {result.score:.3f})\n{result.text}")
-    system = (
-        "You answer questions about a team's documents using only the numbered sources below. "
-        "When sources contain conflicting information, prefer the most recently dated source and say that an "
-        "older source differs. Cite every statement with the source number in square brackets, like [1] or [2]. "
-        "If the sources do not answer the question, say so."
-    )
-    return [
-        {"role": "system", "content": system + "\n\n" + "\n\n".join(blocks)},
-        {"role": "user", "content": question},
-    ]
 
 
 def llm_citations(reply: str, results: Sequence[Any]) -> list[dict]:

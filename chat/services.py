@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from chat import answering
 from chat.models import Conversation, Message, SearchDefaults, default_search_options
 
 logger = logging.getLogger(__name__)
+
+# How often a generating answer writes its text so far, and how often a reader looks: a few
+# writes a second reads as streaming without a write per word.
+STREAM_WRITE_INTERVAL = 0.2
+STREAM_POLL_INTERVAL = 0.15
+# Past the deadline the generator needs a moment to compose and save the extractive fallback.
+PENDING_GRACE_SECONDS = 15
+EXPIRED_NOTICE = "No answer arrived in time (the server may have restarted); ask again."
 
 
 def conversation_create(*, user, workspace) -> Conversation:
@@ -42,7 +56,12 @@ def search_defaults_save(*, conversation: Conversation) -> SearchDefaults:
 
 
 def message_ask(*, conversation: Conversation, question: str, stream: bool = False) -> tuple[Message, Message]:
-    """Store the question and its answer; with `stream` and an LLM, the answer is left pending."""
+    """Store the question and its answer; with `stream` and an LLM, the answer is left pending and started.
+
+    This POST is the only thing that starts an LLM call: the generation runs in a
+    thread of this process once the pending row is committed, and readers of the
+    stream only watch the row (see message_stream).
+    """
     with transaction.atomic():
         asked = Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
         if not conversation.title:
@@ -50,8 +69,10 @@ def message_ask(*, conversation: Conversation, question: str, stream: bool = Fal
         conversation.save(update_fields=["title", "updated_at"])
     if stream and answering.llm_configured():
         reply = Message.objects.create(
-            conversation=conversation, role=Message.Role.ASSISTANT, content="", metadata={"pending": True}
+            conversation=conversation, role=Message.Role.ASSISTANT, content="",
+            metadata={"pending": True, "started_at": timezone.now().isoformat()},
         )
+        transaction.on_commit(lambda: _generate_in_background(reply.pk))
         return asked, reply
     result = answering.answer(question, workspace=conversation.workspace, options=conversation.search_options)
     reply = Message.objects.create(
@@ -60,21 +81,119 @@ def message_ask(*, conversation: Conversation, question: str, stream: bool = Fal
     return asked, reply
 
 
+def _generate_in_background(message_id: int) -> None:
+    threading.Thread(target=message_generate, kwargs={"message_id": message_id}, daemon=True,
+                     name=f"answer-{message_id}").start()
+
+
+def _message_claim(message_id: int) -> Message | None:
+    """Mark a pending message as being generated; None if it is not pending or someone already claimed it."""
+    with transaction.atomic():
+        # The row lock makes the check-and-mark one step: two starters cannot both win.
+        message = Message.objects.select_for_update().select_related("conversation__workspace").filter(
+            pk=message_id).first()
+        if message is None or not message.metadata.get("pending") or message.metadata.get("generating"):
+            return None
+        message.metadata = {**message.metadata, "generating": True}
+        message.save(update_fields=["metadata"])
+    return message
+
+
+def message_generate(*, message_id: int) -> None:
+    """Write a pending LLM answer into its row as it arrives, then finish it; runs at most once per message."""
+    try:
+        message = _message_claim(message_id)
+        if message is None:
+            return
+        question = message.conversation.messages.filter(role=Message.Role.USER, id__lt=message.pk).last()
+        written, last_write = "", time.monotonic()
+        final: answering.Answer | None = None
+        for piece in answering.answer_stream(
+            question.content if question else "", workspace=message.conversation.workspace,
+            options=message.conversation.search_options,
+        ):
+            if isinstance(piece, answering.Answer):
+                final = piece
+                continue
+            written += piece
+            if time.monotonic() - last_write >= STREAM_WRITE_INTERVAL:
+                Message.objects.filter(pk=message.pk, metadata__pending=True).update(content=written)
+                last_write = time.monotonic()
+        if final is not None:
+            message_finish(message=message, answer=final)
+    except Exception:
+        logger.exception("answer generation failed message_id=%s", message_id)
+        message_fail(message_id=message_id, notice="The answer could not be generated; ask again.")
+    finally:
+        connection.close()  # this thread's own connection; the request's is untouched
+
+
+def message_finish(*, message: Message, answer: answering.Answer) -> bool:
+    """Save a finished answer over its pending row, unless it was already finished (e.g. expired).
+
+    The one place where a streamed answer becomes final: later steps that look at
+    a finished answer (citation checks, figures) belong here.
+    """
+    with transaction.atomic():
+        current = Message.objects.select_for_update().filter(pk=message.pk, metadata__pending=True).first()
+        if current is None:
+            return False
+        current.content = answer.text
+        current.metadata = answer.metadata()
+        current.save(update_fields=["content", "metadata"])
+    message.content, message.metadata = current.content, current.metadata
+    return True
+
+
+def message_fail(*, message_id: int, notice: str) -> bool:
+    """Finish a pending message as failed, keeping no half-written text; False if it was not pending."""
+    with transaction.atomic():
+        current = Message.objects.select_for_update().filter(pk=message_id, metadata__pending=True).first()
+        if current is None:
+            return False
+        current.content = ""
+        current.metadata = {"mode": "failed", "failed": True, "notice": notice, "citations": []}
+        current.save(update_fields=["content", "metadata"])
+    return True
+
+
+def _pending_too_long(metadata: dict, *, now: datetime) -> bool:
+    started = parse_datetime(metadata.get("started_at") or "")
+    limit = timedelta(seconds=settings.LLM_ANSWER_DEADLINE_SECONDS + PENDING_GRACE_SECONDS)
+    return started is None or now - started > limit
+
+
+def messages_expire_pending(*, conversation: Conversation) -> int:
+    """Finish as failed the pending answers older than the deadline (their generator died or hung)."""
+    now = timezone.now()
+    expired = 0
+    for pk, metadata in conversation.messages.filter(metadata__pending=True).values_list("pk", "metadata"):
+        if _pending_too_long(metadata, now=now) and message_fail(message_id=pk, notice=EXPIRED_NOTICE):
+            expired += 1
+    return expired
+
+
 def message_stream(*, message: Message) -> Iterator[str]:
-    """Generate a pending LLM answer piece by piece; the finished answer is saved with its citations."""
-    if not message.metadata.get("pending"):
-        return
-    question = message.conversation.messages.filter(role=Message.Role.USER, id__lt=message.pk).last()
-    final: answering.Answer | None = None
-    for piece in answering.answer_stream(
-        question.content if question else "", workspace=message.conversation.workspace,
-        options=message.conversation.search_options,
-    ):
-        if isinstance(piece, answering.Answer):
-            final = piece
-        else:
-            yield piece
-    if final is not None:
-        message.content = final.text
-        message.metadata = final.metadata()
-        message.save(update_fields=["content", "metadata"])
+    """The text of a pending answer as it is written, read from its row: watching never starts generation.
+
+    Any number of readers (a reload, a second tab) see the same text; the stream
+    ends when the answer is finished, when its text is replaced by the final one,
+    or when it expires.
+    """
+    sent = ""
+    while True:
+        row = Message.objects.filter(pk=message.pk).values("content", "metadata").first()
+        if row is None:
+            return
+        content, metadata = row["content"], row["metadata"] or {}
+        if not content.startswith(sent):
+            return  # replaced by a different final text (a fallback): the page swaps in the saved message
+        if len(content) > len(sent):
+            yield content[len(sent):]
+            sent = content
+        if not metadata.get("pending"):
+            return
+        if _pending_too_long(metadata, now=timezone.now()):
+            message_fail(message_id=message.pk, notice=EXPIRED_NOTICE)
+            return
+        time.sleep(STREAM_POLL_INTERVAL)

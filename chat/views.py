@@ -12,7 +12,7 @@ from chat.answering import llm_configured
 from chat.forms import AskForm, SearchOptionsForm
 from chat.models import Message, default_search_options
 from chat.selectors import conversation_get, conversation_list, conversation_sidebar
-from licensing.features import RETRIEVAL_INTEGRATION
+from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION
 from licensing.services import has_feature, tier_for_feature
 from rag.models import DocType
 from rag.selectors import version_labels
@@ -24,16 +24,16 @@ def _doc_type_choices() -> list[tuple[str, str]]:
 
 def _options_form(conversation, data=None) -> SearchOptionsForm:
     """The options panel's form; a control the plan does not offer is locked to the stored value."""
-    licensed = has_feature(conversation.workspace_id, RETRIEVAL_INTEGRATION)
+    # Deduplication is every plan's; provenance is Writer Pro's.
+    provenance = has_feature(conversation.workspace_id, PROVENANCE)
     return SearchOptionsForm(
         data, initial={**default_search_options(), **conversation.search_options}, doc_types=_doc_type_choices(),
-        version_labels=version_labels(workspace=conversation.workspace), locked=() if licensed else ("dedup",),
+        version_labels=version_labels(workspace=conversation.workspace), locked=() if provenance else ("provenance",),
     )
 
 
 def _page_context(request: HttpRequest, conversation, options_form=None, options_saved: str = "") -> dict:
     workspace = conversation.workspace
-    licensed = has_feature(workspace.pk, RETRIEVAL_INTEGRATION)
     return {
         "conversation": conversation,
         "conversations": conversation_sidebar(user=request.user, workspace=workspace),
@@ -41,8 +41,10 @@ def _page_context(request: HttpRequest, conversation, options_form=None, options
         "messages_list": conversation.messages.all(),
         "ask_form": AskForm(),
         "options_form": options_form or _options_form(conversation),
-        "dedup_licensed": licensed,
-        "dedup_tier": tier_for_feature(RETRIEVAL_INTEGRATION),
+        # Near-duplicate collapse and newest versions are every plan's; merged records and provenance are Writer Pro's.
+        "canonical_licensed": has_feature(workspace.pk, RETRIEVAL_INTEGRATION),
+        "provenance_licensed": has_feature(workspace.pk, PROVENANCE),
+        "feature_tier": tier_for_feature(PROVENANCE),
         "llm": llm_configured(),
     }
 
@@ -71,6 +73,7 @@ def conversation_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     conversation = conversation_get(user=request.user, pk=pk)
+    services.messages_expire_pending(conversation=conversation)
     return render(request, "chat/conversation.html", _page_context(request, conversation))
 
 
@@ -134,7 +137,10 @@ def message_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def message_stream(request: HttpRequest, pk: int) -> HttpResponse:
-    """Plain-text stream of a pending LLM answer; the page swaps in the saved message at the end."""
+    """Plain-text stream of a pending LLM answer, read from its row; the page swaps in the saved message at the end.
+
+    Read-only: the POST that asked started the generation, so a reload or a second tab only watches.
+    """
     message = _own_message(request, pk)
     response = StreamingHttpResponse(services.message_stream(message=message), content_type="text/plain; charset=utf-8")
     response["Cache-Control"] = "no-cache"

@@ -230,8 +230,10 @@ EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 # --- licensing -------------------------------------------------------------------
 # Ed25519 public key that signed license keys must verify against: PEM, or base64 of the
 # 32 raw bytes (what `manage.py generate_license_keypair` prints). Empty refuses every
-# signed key with "no license public key configured"; licenses made in the admin still work.
+# signed key with "no license public key configured"; only signed keys grant a tier.
 LICENSE_PUBLIC_KEY = env.str("LICENSE_PUBLIC_KEY", default="", multiline=True)
+# The demo workspace's built-in Writer Pro trial: long enough to try every feature on your own documents.
+DEMO_TRIAL_DAYS = env.int("DEMO_TRIAL_DAYS", default=30)
 
 # Answers: how many sentences an extractive answer quotes, and how close to the best one they must score.
 ANSWER_MAX_SENTENCES = env.int("ANSWER_MAX_SENTENCES", default=4)
@@ -249,6 +251,8 @@ LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60)
+# A whole generated answer must be in by then, else the extractive answer stands with a notice.
+LLM_ANSWER_DEADLINE_SECONDS = env.float("LLM_ANSWER_DEADLINE_SECONDS", default=120)
 
 # --- dedup merging ------------------------------------------------------------------
 # Cosine at or above which chunks of different documents are versions of one text: a changed

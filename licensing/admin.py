@@ -18,8 +18,15 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
 from licensing.keys import LicenseKeyError
-from licensing.models import Feature, License, LicenseEvent, LicenseTier
-from licensing.services import license_install, license_revoke, license_save
+from licensing.models import Feature, Installation, License, LicenseEvent, LicenseTier
+from licensing.services import (
+    installation_get,
+    installation_id,
+    license_install,
+    license_revoke,
+    license_save,
+    license_signature_problem,
+)
 
 
 @admin.register(Feature)
@@ -122,9 +129,12 @@ class LicenseAdmin(admin.ModelAdmin):
     list_select_related = ["workspace", "tier"]
     search_fields = ["workspace__name", "workspace__slug", "issued_to", "notes", "license_id"]
     date_hierarchy = "valid_from"
-    readonly_fields = ["license_id", "revoked_at", "created_at", "from_signed_key"]
+    # Everything a key signs is read-only: a license is made by installing a key, and only revocation
+    # and notes are the customer's to change.
+    readonly_fields = ["workspace", "tier", "valid_from", "valid_until", "issued_to", "license_id", "revoked_at",
+                       "created_at", "from_signed_key", "signature"]
     fieldsets = [
-        (None, {"fields": ["workspace", "tier", "valid_from", "valid_until", "issued_to"]}),
+        (None, {"fields": ["workspace", "tier", "valid_from", "valid_until", "issued_to", "signature"]}),
         ("Revocation", {"fields": ["revoked", "revoked_at"]}),
         ("Notes and origin", {"fields": ["notes", "license_id", "from_signed_key", "created_at"]}),
     ]
@@ -138,7 +148,19 @@ class LicenseAdmin(admin.ModelAdmin):
 
     @admin.display(description="Status")
     def status_badge(self, obj: License) -> str:
-        return obj.status()
+        problem = license_signature_problem(obj)
+        return f"{obj.status()}; grants nothing ({problem})" if problem else obj.status()
+
+    @admin.display(description="Signature")
+    def signature(self, obj: License) -> str:
+        return license_signature_problem(obj) or "valid: this license grants its tier"
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: dict | None = None) -> HttpResponse:
+        # A license comes from a signed key only; "Add" leads to installing one.
+        return HttpResponseRedirect(reverse("admin:licensing_license_install"))
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        return super().changelist_view(request, {**(extra_context or {}), "installation_id": installation_id()})
 
     @admin.display(description="From a signed key", boolean=True)
     def from_signed_key(self, obj: License) -> bool:
@@ -188,6 +210,28 @@ class LicenseAdmin(admin.ModelAdmin):
             "title": "Install a license key",
             "form": form,
             "has_view_permission": self.has_view_permission(request),
+            "installation_id": installation_id(),
         }
         status = 400 if form.errors else 200
         return TemplateResponse(request, "licensing/admin/install_license.html", context, status=status)
+
+
+@admin.register(Installation)
+class InstallationAdmin(admin.ModelAdmin):
+    """Read-only: the ID keys are issued for, and the built-in demo trial. Made by code, never by hand."""
+
+    list_display = ["installation_id", "created_at", "trial_workspace", "trial_ends_at"]
+    readonly_fields = ["installation_id", "created_at", "trial_workspace", "trial_started_at", "trial_ends_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Installation]:
+        installation_get()  # the list shows the row even before anything else asked for it
+        return super().get_queryset(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Installation | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Installation | None = None) -> bool:
+        return False

@@ -20,7 +20,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 PREFIX = "DOCENT1"
-PAYLOAD_FIELDS = ("license_id", "workspace", "tier", "valid_from", "valid_until", "issued_to")
+# `installation` binds a key to one installation (licensing.models.Installation): the same
+# workspace slug on another server is another customer's workspace.
+PAYLOAD_FIELDS = ("license_id", "installation", "workspace", "tier", "valid_from", "valid_until", "issued_to")
 
 
 class LicenseKeyError(ValueError):
@@ -30,6 +32,7 @@ class LicenseKeyError(ValueError):
 @dataclass(frozen=True)
 class LicensePayload:
     license_id: uuid.UUID
+    installation: str
     workspace: str
     tier: str
     valid_from: datetime
@@ -39,6 +42,7 @@ class LicensePayload:
     def to_json(self) -> dict[str, str | None]:
         return {
             "license_id": str(self.license_id),
+            "installation": self.installation,
             "workspace": self.workspace,
             "tier": self.tier,
             "valid_from": self.valid_from.isoformat(),
@@ -127,6 +131,7 @@ def verify_license_key(key: str, public_key: Ed25519PublicKey) -> LicensePayload
             raise LicenseKeyError(f"the license key lacks {', '.join(missing)}")
         return LicensePayload(
             license_id=uuid.UUID(data["license_id"]),
+            installation=str(data["installation"]),
             workspace=str(data["workspace"]),
             tier=str(data["tier"]),
             valid_from=_aware(datetime.fromisoformat(data["valid_from"])),

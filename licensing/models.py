@@ -137,3 +137,26 @@ class LicenseEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class Installation(models.Model):
+    """This installation: one row per database, made on first use.
+
+    Its id is what license keys are bound to besides a workspace slug, and it
+    remembers the built-in Writer Pro trial it gave, so a trial is given once per
+    installation whatever happens to workspaces later.
+    """
+
+    installation_id = models.UUIDField("installation ID", default=uuid.uuid4, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    trial_workspace = models.ForeignKey(
+        "rag.Workspace", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
+    trial_started_at = models.DateTimeField(null=True, blank=True, editable=False)
+    trial_ends_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(id=1), name="one_installation_row")]
+
+    def __str__(self) -> str:
+        return f"Installation {self.installation_id}"

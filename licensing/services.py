@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -21,13 +22,18 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from licensing.features import REGISTRY
-from licensing.keys import LicenseKeyError, load_public_key, verify_license_key
-from licensing.models import License, LicenseEvent, LicenseTier
+from licensing.keys import LicenseKeyError, LicensePayload, load_public_key, verify_license_key
+from licensing.models import Installation, License, LicenseEvent, LicenseTier
 
 logger = logging.getLogger(__name__)
 
 EXPIRY_NOTICE = timedelta(days=14)
+TRIAL_TIER = "writer-pro"
 T = TypeVar("T")
+
+# Grants made by code in this process only (evaluation and benchmarks measure a tier on a scratch
+# workspace). Nothing persists them, so no admin screen, request or key can create one.
+_process_grants: dict[int, str] = {}
 
 # None outside a request (commands, tasks): every call then reads the database.
 _request_cache: ContextVar[dict[tuple[str, int], Any] | None] = ContextVar("licensing_request_cache", default=None)
@@ -70,6 +76,7 @@ class TierInfo:
     slug: str
     rank: int
     valid_until: datetime | None
+    trial: bool = False
 
     @property
     def expires_soon(self) -> bool:
@@ -77,18 +84,100 @@ class TierInfo:
         return self.valid_until is not None and self.valid_until - timezone.now() <= EXPIRY_NOTICE
 
 
-def _active_feature_keys(workspace_id: int) -> frozenset[str]:
-    # One indexed query for every key at once: a page asking about several gates costs the same as one.
-    return frozenset(
+def installation_get() -> Installation:
+    """This installation's row, made on first use (one per database, hence one per DATA_DIR)."""
+    installation, _ = Installation.objects.get_or_create(pk=1)
+    return installation
+
+
+def _installation() -> Installation:
+    return _cached("installation", 0, installation_get)
+
+
+def installation_id() -> str:
+    """The id license keys must carry to apply here; shown in the admin for the vendor to sign against."""
+    return str(_installation().installation_id)
+
+
+@lru_cache(maxsize=1024)
+def _verified_payload(key: str, public_key_text: str) -> LicensePayload | None:
+    # Keys never change once installed, so a verified signature is remembered per process.
+    try:
+        return verify_license_key(key, load_public_key(public_key_text))
+    except LicenseKeyError:
+        return None
+
+
+def license_signature_problem(license: License) -> str:
+    """Why a license row grants nothing, or "" when its signed key holds and matches the row.
+
+    Only a row installed from a key the vendor signed, for this installation, and
+    not edited since (workspace, tier, dates as signed) takes effect: a row made or
+    changed by hand is a note, not a grant.
+    """
+    if not license.signed_key:
+        return "unsigned: made without a license key"
+    payload = _verified_payload(license.signed_key, getattr(settings, "LICENSE_PUBLIC_KEY", "").strip())
+    if payload is None:
+        return "the signature does not verify against LICENSE_PUBLIC_KEY"
+    if payload.installation != installation_id():
+        return "the key is for another installation"
+    signed = (payload.license_id, payload.workspace, payload.tier, payload.valid_from, payload.valid_until)
+    row = (license.license_id, license.workspace.slug, license.tier.slug, license.valid_from, license.valid_until)
+    return "" if signed == row else "changed since it was installed: the row no longer matches its key"
+
+
+def _effective_licenses(workspace_id: int) -> list[License]:
+    """Active, signed licenses of the workspace, best tier first; the longest-lasting first among equals."""
+    licenses = (
         License.objects.active()
-        .filter(workspace_id=workspace_id, tier__features__isnull=False)
-        .values_list("tier__features__key", flat=True)
-        .distinct()
+        .filter(workspace_id=workspace_id)
+        .exclude(signed_key="")
+        .select_related("tier", "workspace")
+        .order_by("-tier__rank", models.F("valid_until").desc(nulls_first=True))
+    )
+    return [license for license in licenses if not license_signature_problem(license)]
+
+
+def _trial_tier(workspace_id: int) -> tuple[LicenseTier, datetime] | None:
+    """The built-in trial's tier and end, while it runs for this workspace."""
+    installation = _installation()
+    if installation.trial_workspace_id != workspace_id or installation.trial_ends_at is None:
+        return None
+    if installation.trial_ends_at <= timezone.now():
+        return None
+    tier = LicenseTier.objects.filter(slug=TRIAL_TIER).first()
+    return (tier, installation.trial_ends_at) if tier else None
+
+
+def _granted_tiers(workspace_id: int) -> list[TierInfo]:
+    """Every tier the workspace holds now, best first: signed licenses, the trial, grants made in process."""
+    tiers = [
+        TierInfo(name=license.tier.name, slug=license.tier.slug, rank=license.tier.rank,
+                 valid_until=license.valid_until)
+        for license in _effective_licenses(workspace_id)
+    ]
+    if trial := _trial_tier(workspace_id):
+        tier, ends = trial
+        tiers.append(TierInfo(name=tier.name, slug=tier.slug, rank=tier.rank, valid_until=ends, trial=True))
+    if workspace_id in _process_grants and (
+        granted := LicenseTier.objects.filter(slug=_process_grants[workspace_id]).first()
+    ):
+        tiers.append(TierInfo(name=granted.name, slug=granted.slug, rank=granted.rank, valid_until=None))
+    # A paid tier ranks before a trial of the same tier (stable sort keeps licenses first).
+    return sorted(tiers, key=lambda info: -info.rank)
+
+
+def _active_feature_keys(workspace_id: int) -> frozenset[str]:
+    slugs = {info.slug for info in _cached("tiers", workspace_id, lambda: _granted_tiers(workspace_id))}
+    return frozenset(
+        LicenseTier.objects.filter(slug__in=slugs, features__isnull=False).values_list("features__key", flat=True)
     )
 
 
 def has_feature(workspace_id: int, key: str) -> bool:
-    """True while the workspace holds an active (in dates, not revoked) license whose tier includes `key`.
+    """True while the workspace holds a tier including `key`: an active license with a valid signature,
+    the built-in trial (demo workspace), or a grant made in this process by evaluation code.
 
     Never raises for a gate: callers fall back softly when this says no.
     """
@@ -99,25 +188,10 @@ def has_feature(workspace_id: int, key: str) -> bool:
     return key in _cached("features", workspace_id, lambda: _active_feature_keys(workspace_id))
 
 
-def _best_tier(workspace_id: int) -> TierInfo | None:
-    # Best tier first; among equal tiers the one that lasts longest (open-ended counts as longest).
-    license = (
-        License.objects.active()
-        .filter(workspace_id=workspace_id)
-        .select_related("tier")
-        .order_by("-tier__rank", models.F("valid_until").desc(nulls_first=True))
-        .first()
-    )
-    if license is None:
-        return None
-    return TierInfo(
-        name=license.tier.name, slug=license.tier.slug, rank=license.tier.rank, valid_until=license.valid_until
-    )
-
-
 def workspace_tier(workspace_id: int) -> TierInfo | None:
-    """The workspace's best active tier with its expiry, or None when it holds no active license."""
-    return _cached("tier", workspace_id, lambda: _best_tier(workspace_id))
+    """The workspace's best tier now with its expiry, or None when it holds none (Free)."""
+    tiers = _cached("tiers", workspace_id, lambda: _granted_tiers(workspace_id))
+    return tiers[0] if tiers else None
 
 
 def tier_for_feature(key: str) -> str:
@@ -206,13 +280,6 @@ def license_revoke(*, license: License, actor: AbstractBaseUser | None = None, a
     return license_save(license=license, actor=actor, actor_label=actor_label)
 
 
-def license_change_tier(
-    *, license: License, tier: LicenseTier, actor: AbstractBaseUser | None = None, actor_label: str = ""
-) -> License:
-    license.tier = tier
-    return license_save(license=license, actor=actor, actor_label=actor_label)
-
-
 @dataclass(frozen=True)
 class InstallResult:
     license: License
@@ -233,6 +300,10 @@ def license_install(
     first license (revoked stays revoked).
     """
     payload = verify_license_key(key, load_public_key(getattr(settings, "LICENSE_PUBLIC_KEY", "")))
+    if payload.installation != installation_id():
+        raise LicenseKeyError(
+            f"this license key is for installation {payload.installation}, not this one ({installation_id()})"
+        )
     if payload.workspace != workspace_slug:
         raise LicenseKeyError(
             f"this license key is for workspace '{payload.workspace}', not '{workspace_slug}'"
@@ -267,3 +338,37 @@ def license_install(
             raise LicenseKeyError("this license key is already installed for another workspace")
     _forget_cached()
     return InstallResult(license=license, created=created)
+
+
+def trial_start(*, workspace_id: int) -> bool:
+    """Give the built-in Writer Pro trial (DEMO_TRIAL_DAYS) to this workspace, once per installation.
+
+    Called by code for the demo workspace only (rag.bootstrap); it is not a
+    License row, so no admin can make one for another workspace, and a second
+    call, for any workspace, changes nothing. True when the trial started now.
+    """
+    with transaction.atomic():
+        installation_get()
+        # Locked: two processes starting at once must not both start a trial.
+        installation = Installation.objects.select_for_update().get(pk=1)
+        if installation.trial_started_at is not None:
+            return False
+        installation.trial_workspace_id = workspace_id
+        installation.trial_started_at = timezone.now()
+        installation.trial_ends_at = installation.trial_started_at + timedelta(days=settings.DEMO_TRIAL_DAYS)
+        installation.save()
+    _forget_cached()
+    return True
+
+
+def process_grant_set(*, workspace_id: int, tier_slug: str | None) -> None:
+    """Grant a tier to a workspace for the rest of this process (None takes it back).
+
+    For evaluation and benchmarks, which measure what a tier does on a scratch
+    workspace without a vendor key; nothing is stored.
+    """
+    if tier_slug is None:
+        _process_grants.pop(workspace_id, None)
+    else:
+        _process_grants[workspace_id] = tier_slug
+    _forget_cached()

@@ -6,12 +6,20 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+    HttpResponseRedirect,
+)
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from licensing.features import CONTRADICTION_REVIEW
+from licensing.services import has_feature, tier_for_feature
 from rag.dedup.merge import CONTRADICTION_ACTIONS, chunks_detach, contradiction_resolve
 from rag.dedup.facts import highlight_segments
 from rag.lineage.editing import (
@@ -24,6 +32,7 @@ from rag.lineage.editing import (
 )
 from rag.lineage.families import documents_leave_families, family_refresh
 from rag.models import (
+    ApiToken,
     CanonicalRecord,
     Chunk,
     ChunkVariant,
@@ -36,6 +45,7 @@ from rag.models import (
     Workspace,
 )
 from rag.services import documents_archive, documents_reindex, documents_unarchive
+from rag.tokens import api_token_issue, api_tokens_revoke
 
 
 @admin.register(Workspace)
@@ -359,6 +369,12 @@ class CanonicalRecordAdmin(admin.ModelAdmin):
         return obj.canonical_chunk.text if obj.canonical_chunk else "—"
 
 
+def _review_gated_note() -> str:
+    """What review would add, said where the buttons would be."""
+    return (f"Reviewing contradictions comes with the {tier_for_feature(CONTRADICTION_REVIEW) or 'a paid'} plan: "
+            "keeping one side makes it the text that answers quote and cite, and demotes the other.")
+
+
 @admin.register(Contradiction)
 class ContradictionAdmin(admin.ModelAdmin):
     """Review queue: the two texts side by side; keep A, keep B or dismiss, each recorded with who and when."""
@@ -397,10 +413,14 @@ class ContradictionAdmin(admin.ModelAdmin):
         return "; ".join(f"{d.get('a', '')} → {d.get('b', '')}" for d in obj.differences[:3])[:200]
 
     def _resolve_all(self, request: HttpRequest, queryset: QuerySet[Contradiction], action: str) -> None:
-        ids = list(queryset.values_list("pk", flat=True))
+        rows = list(queryset.values_list("pk", "workspace_id"))
+        ids = [pk for pk, workspace_id in rows if has_feature(workspace_id, CONTRADICTION_REVIEW)]
         for contradiction_id in ids:
             contradiction_resolve(contradiction_id=contradiction_id, action=action, user=request.user)
         self.message_user(request, _decision_summary(action, len(ids)), messages.SUCCESS)
+        if skipped := len(rows) - len(ids):
+            self.message_user(request, f"{skipped} contradiction(s) left as they were: {_review_gated_note()}",
+                              messages.WARNING)
 
     @admin.action(description="Keep A (A becomes the canonical, B is demoted)", permissions=["change"])
     def keep_a(self, request: HttpRequest, queryset: QuerySet[Contradiction]) -> None:
@@ -423,9 +443,12 @@ class ContradictionAdmin(admin.ModelAdmin):
                                                  "reviewed_by"),
             pk=object_id,
         )
+        licensed = has_feature(contradiction.workspace_id, CONTRADICTION_REVIEW)
         if request.method == "POST":
             if not self.has_change_permission(request, contradiction):
                 raise PermissionDenied
+            if not licensed:
+                return HttpResponseForbidden(_review_gated_note())
             action = request.POST.get("action", "")
             if action not in CONTRADICTION_ACTIONS:
                 return HttpResponseBadRequest("action must be keep_a, keep_b or dismiss")
@@ -448,7 +471,8 @@ class ContradictionAdmin(admin.ModelAdmin):
             "differences": differences,
             "resolution_label": {"kept_a": "kept A", "kept_b": "kept B"}.get(contradiction.resolution,
                                                                             contradiction.resolution),
-            "can_change": self.has_change_permission(request, contradiction),
+            "can_change": licensed and self.has_change_permission(request, contradiction),
+            "review_gated": "" if licensed else _review_gated_note(),
             **(extra_context or {}),
         }
         return TemplateResponse(request, self.review_template, context)
@@ -467,3 +491,31 @@ def _decision_message(contradiction: Contradiction, action: str) -> str:
 def _decision_summary(action: str, count: int) -> str:
     done = {"keep_a": "Kept side A", "keep_b": "Kept side B", "dismiss": "Dismissed"}[action]
     return f"{done} in {count} contradiction{'s' if count != 1 else ''}."
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Staff can make a token for a user (its text is shown once) and revoke any; the hash never shows."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["user"]
+    search_fields = ["name", "prefix", "user__username"]
+    fields = ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
+        return [*self.readonly_fields, "user"] if obj is not None else self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
+        if change:
+            obj.save(update_fields=["name"])
+            return
+        raw = api_token_issue(token=obj)
+        self.message_user(request, f"Token for {obj.user}: {raw} (copy it now; it will not be shown again).",
+                          messages.WARNING)
+
+    @admin.action(description="Revoke selected tokens", permissions=["change"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        self.message_user(request, f"Revoked {api_tokens_revoke(tokens=queryset)} token(s).", messages.SUCCESS)

@@ -229,19 +229,13 @@ def eval_workspace_prepare(*, corpus: Path, slug: str, name: str) -> tuple[Works
 
 
 def eval_license_set(*, workspace: Workspace, licensed: bool) -> None:
-    """An Enterprise license, or none at all: the same index seen by a licensed and a Free workspace."""
-    from licensing.features import RETRIEVAL_INTEGRATION
-    from licensing.models import License, LicenseTier
-    from licensing.services import has_feature, license_save
+    """Enterprise granted in this process, or nothing: the same index seen by a licensed and a Free workspace.
 
-    if not licensed:
-        License.objects.filter(workspace=workspace).delete()
-    elif not has_feature(workspace.pk, RETRIEVAL_INTEGRATION):
-        license_save(
-            license=License(workspace=workspace, tier=LicenseTier.objects.get(slug="enterprise"),
-                            issued_to="evaluation", notes="granted by rag.evaluation"),
-            actor_label="evaluation",
-        )
+    A grant in process, not a License row: only a vendor-signed key makes a row count.
+    """
+    from licensing.services import process_grant_set
+
+    process_grant_set(workspace_id=workspace.pk, tier_slug="enterprise" if licensed else None)
 
 
 def evaluate(
@@ -269,8 +263,7 @@ def evaluate_configs(
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Every configuration's figures, licensed ones first, so that the license is removed once, at the end.
 
-    The workspace is left licensed again only by the next run's preparation:
-    a Free pass must see no License row at all.
+    The grant is taken back before the Free pass, so a Free pass sees no tier at all.
     """
     figures: dict[str, dict[str, dict[str, float]]] = {}
     for licensed in (True, False):

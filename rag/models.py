@@ -367,3 +367,31 @@ class Contradiction(models.Model):
 
     def __str__(self) -> str:
         return f"Contradiction {self.pk} ({self.status})"
+
+
+class ApiToken(models.Model):
+    """A personal token for the JSON API (`Authorization: Bearer <token>`), acting as its user.
+
+    Only a SHA-256 of the token is stored: the token is shown once, when made. A
+    token is 32 random bytes, so a plain hash is as good as a slow one and lets
+    a request find its token by an indexed lookup.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the token is for, e.g. 'CI docs check'.")
+    prefix = models.CharField(max_length=16, editable=False, help_text="The token's first characters, to recognise it.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None

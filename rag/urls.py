@@ -10,4 +10,6 @@ urlpatterns = [
     path("documents/<int:pk>/", views.document_detail, name="document-detail"),
     path("documents/<int:pk>/compare/", views.document_compare, name="document-compare"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
+    path("account/tokens/", views.api_tokens, name="api-tokens"),
+    path("account/tokens/<int:pk>/revoke/", views.api_token_revoke_view, name="api-token-revoke"),
 ]

@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.cache import cache_control
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from rag.forms import DocumentFilterForm, UploadForm
@@ -29,6 +29,7 @@ from rag.selectors import (
 )
 from rag.sentences import sentence_spans
 from rag.services import job_progress, upload_job_create
+from rag.tokens import api_token_create, api_token_list, api_token_revoke
 
 
 @require_POST
@@ -145,3 +146,29 @@ def favicon(request: HttpRequest) -> HttpResponse:
     if not found:
         raise Http404("no favicon")
     return FileResponse(open(found, "rb"), content_type="image/x-icon")
+
+
+NEW_TOKEN_SESSION_KEY = "new_api_token"
+
+
+@never_cache  # a freshly made token is on this page once; no cache may keep it
+@require_http_methods(["GET", "POST"])
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """The user's personal API tokens. POST makes one, then redirects (a reload must not make another);
+    the next GET shows its text, once."""
+    if request.method == "POST":
+        name = request.POST.get("name", "").strip()
+        if not name or len(name) > 100:
+            messages.error(request, "Name the token (at most 100 characters), e.g. 'CI docs check'.")
+        else:
+            _token, request.session[NEW_TOKEN_SESSION_KEY] = api_token_create(user=request.user, name=name)
+        return redirect("api-tokens")
+    created = request.session.pop(NEW_TOKEN_SESSION_KEY, "")
+    return render(request, "rag/api_tokens.html", {"tokens": api_token_list(user=request.user), "created": created})
+
+
+@require_POST
+def api_token_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
+    token = api_token_revoke(user=request.user, token_id=pk)
+    messages.success(request, f"Revoked {token}.")
+    return redirect("api-tokens")

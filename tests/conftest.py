@@ -16,8 +16,15 @@ from django.conf import settings
 from django.db import connection
 
 from tests.factories import UserFactory, WorkspaceFactory
+from tests.licensing.factories import TEST_PUBLIC_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def license_public_key(settings):
+    """Licenses made by LicenseFactory are signed by the suite's own vendor key; this installation trusts it."""
+    settings.LICENSE_PUBLIC_KEY = TEST_PUBLIC_KEY
 
 
 @pytest.fixture

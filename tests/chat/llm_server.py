@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class FakeLLM:
     def __init__(self, reply: str = "The limit is 1200 requests per minute [1].", *, status: int = 200,
-                 delay: float = 0.0) -> None:
-        self.reply, self.status, self.delay = reply, status, delay
+                 delay: float = 0.0, word_delay: float = 0.0) -> None:
+        self.reply, self.status, self.delay, self.word_delay = reply, status, delay, word_delay
         self.requests: list[dict] = []
         owner = self
 
@@ -36,6 +36,7 @@ class FakeLLM:
                     piece = {"choices": [{"index": 0, "delta": {"content": word + " "}}]}
                     self.wfile.write(f"data: {json.dumps(piece)}\n\n".encode())
                     self.wfile.flush()
+                    time.sleep(owner.word_delay)  # a server that trickles: only a total deadline stops it
                 self.wfile.write(b"data: [DONE]\n\n")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

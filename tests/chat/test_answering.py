@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from chat.answering import answer, answer_stream, cited_numbers, compose_extractive, llm_citations, llm_messages
+from chat.answering import answer, answer_stream, cited_numbers, compose_extractive, llm_citations
+from chat.prompts import llm_messages
 from rag.models import Chunk, Contradiction
 from rag.retrieval import search_for_chat
 from rag.sentences import split_sentences
@@ -102,8 +103,8 @@ def test_no_results_answers_honestly(workspace, db):
 
 def test_llm_prompt_has_dated_source_headers_and_the_newest_wins_rule(workspace, api_versions, licensed):
     results = _results(workspace)
-    system = llm_messages(QUESTION, results)[0]["content"]
-    assert re.search(r"\[Source 1: api-3\.0\.md \(2025-10-02\) > Rate limits\] \(score: \d\.\d{3}\)", system)
+    system, user = (message["content"] for message in llm_messages(QUESTION, results))
+    assert re.search(r"\[Source 1: api-3\.0\.md \(2025-10-02\) > Rate limits\] \(score: \d\.\d{3}\)", user)
     assert "prefer the most recently dated source" in system
     citations = llm_citations("It is 1200 [1], earlier 600 [2]. See [9].", results)
     assert [c["n"] for c in citations] == [1, 2]

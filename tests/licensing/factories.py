@@ -7,8 +7,22 @@ from datetime import timedelta
 import factory
 from django.utils import timezone
 
+from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
 from licensing.models import Feature, License, LicenseTier
+from licensing.services import installation_id
 from tests.factories import WorkspaceFactory
+
+# The suite's vendor keypair: tests/conftest.py points LICENSE_PUBLIC_KEY at it for every test.
+_TEST_PRIVATE_PEM, TEST_PUBLIC_KEY = generate_keypair()
+TEST_PRIVATE_KEY = load_private_key(_TEST_PRIVATE_PEM)
+
+
+def signed_key_for(license: License, **changes: object) -> str:
+    """The key a vendor would have issued for this row (with `changes` to the payload), for this installation."""
+    fields = dict(license_id=license.license_id, installation=installation_id(), workspace=license.workspace.slug,
+                  tier=license.tier.slug, valid_from=license.valid_from, valid_until=license.valid_until,
+                  issued_to=license.issued_to)
+    return sign_license(LicensePayload(**{**fields, **changes}), TEST_PRIVATE_KEY)
 
 
 class FeatureFactory(factory.django.DjangoModelFactory):
@@ -41,10 +55,17 @@ def seeded_tier(slug: str) -> LicenseTier:
 
 
 class LicenseFactory(factory.django.DjangoModelFactory):
-    """An open-ended Writer Pro license that started an hour ago."""
+    """An open-ended Writer Pro license that started an hour ago, installed from a key the suite's vendor signed."""
 
     class Meta:
         model = License
+
+    @classmethod
+    def _create(cls, model_class: type[License], *args: object, **kwargs: object) -> License:
+        license = model_class(*args, **kwargs)
+        license.signed_key = signed_key_for(license)
+        license.save()
+        return license
 
     workspace = factory.SubFactory(WorkspaceFactory)
     tier = factory.LazyFunction(lambda: seeded_tier("writer-pro"))

@@ -11,6 +11,7 @@ from django.test import Client
 
 from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
 from licensing.models import License, LicenseEvent
+from licensing.services import installation_id, license_save
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.licensing.factories import LicenseFactory, seeded_tier
 
@@ -31,7 +32,7 @@ def signed_key(settings) -> str:
     private_pem, public_text = generate_keypair()
     settings.LICENSE_PUBLIC_KEY = public_text
     payload = LicensePayload(
-        license_id=uuid.uuid4(), workspace="acme", tier="enterprise",
+        license_id=uuid.uuid4(), installation=installation_id(), workspace="acme", tier="enterprise",
         valid_from=datetime.now(UTC) - timedelta(days=1), valid_until=None, issued_to="ACME",
     )
     return sign_license(payload, load_private_key(private_pem))
@@ -86,17 +87,34 @@ def test_license_list_filters_by_status(admin_client: Client):
     assert str(active.workspace) in page
 
 
-def test_adding_a_license_in_the_admin_records_who_issued_it(admin_client: Client):
+def test_adding_a_license_in_the_admin_means_installing_a_key(admin_client: Client):
     workspace = WorkspaceFactory()
     response = admin_client.post("/admin/licensing/license/add/", {
-        "workspace": workspace.pk, "tier": seeded_tier("writer-pro").pk,
-        "valid_from_0": "2026-01-01", "valid_from_1": "00:00:00", "valid_until_0": "", "valid_until_1": "",
-        "issued_to": "Docs team", "notes": "",
-        "events-TOTAL_FORMS": "0", "events-INITIAL_FORMS": "0", "events-MIN_NUM_FORMS": "0", "events-MAX_NUM_FORMS": "1000",
+        "workspace": workspace.pk, "tier": seeded_tier("enterprise").pk,
+        "valid_from_0": "2026-01-01", "valid_from_1": "00:00:00", "issued_to": "Docs team",
     })
-    assert response.status_code == 302
-    event = License.objects.get().events.get()
-    assert (event.action, event.actor.username) == (LicenseEvent.Action.ISSUE, "admin")
+    assert response.status_code == 302 and response["Location"] == "/admin/licensing/license/install/"
+    assert not License.objects.exists()
+    page = admin_client.get("/admin/licensing/license/install/").content.decode()
+    assert installation_id() in page
+
+
+def test_rows_without_a_valid_key_are_shown_granting_nothing(admin_client: Client):
+    signed = LicenseFactory(issued_to="signed-one")
+    by_hand = license_save(license=License(workspace=WorkspaceFactory(), tier=seeded_tier("enterprise"),
+                                           issued_to="by-hand"))
+    page = admin_client.get("/admin/licensing/license/").content.decode()
+    assert installation_id() in page
+    assert "grants nothing (unsigned: made without a license key)" in page
+    assert admin_client.get(f"/admin/licensing/license/{signed.pk}/change/").content.decode().count(
+        "valid: this license grants its tier") == 1
+    assert "unsigned" in admin_client.get(f"/admin/licensing/license/{by_hand.pk}/change/").content.decode()
+
+
+def test_the_installation_is_shown_read_only(admin_client: Client):
+    page = admin_client.get("/admin/licensing/installation/").content.decode()
+    assert installation_id() in page
+    assert admin_client.get("/admin/licensing/installation/add/").status_code == 403
 
 
 def test_revoke_action_and_history_inline(admin_client: Client):

@@ -24,7 +24,7 @@ from licensing.keys import (
     verify_license_key,
 )
 from licensing.models import License, LicenseEvent
-from licensing.services import has_feature, license_install
+from licensing.services import has_feature, installation_id, license_install
 from tests.factories import WorkspaceFactory
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -41,6 +41,7 @@ def vendor_keys(settings):
 def _payload(**overrides: object) -> LicensePayload:
     values: dict = {
         "license_id": uuid.uuid4(),
+        "installation": "00000000-0000-0000-0000-000000000000",
         "workspace": "acme",
         "tier": "writer-pro",
         "valid_from": NOW - timedelta(days=1),
@@ -48,6 +49,11 @@ def _payload(**overrides: object) -> LicensePayload:
         "issued_to": "ACME Writers",
     }
     return LicensePayload(**{**values, **overrides})
+
+
+def _here(**overrides: object) -> LicensePayload:
+    """A payload for this installation (needs the database)."""
+    return _payload(**{"installation": installation_id(), **overrides})
 
 
 def _reencode(key: str, **changes: object) -> str:
@@ -133,7 +139,7 @@ def test_missing_or_unreadable_public_key_is_a_clear_error(setting):
 @pytest.mark.django_db
 def test_install_creates_the_license_and_opens_the_gate(vendor_keys):
     workspace = WorkspaceFactory(slug="acme")
-    payload = _payload()
+    payload = _here()
     with time_machine.travel(NOW, tick=False):
         result = license_install(key=sign_license(payload, vendor_keys), workspace_slug="acme", actor_label="test")
         assert result.created
@@ -151,7 +157,7 @@ def test_install_creates_the_license_and_opens_the_gate(vendor_keys):
 @pytest.mark.django_db
 def test_installing_the_same_key_twice_creates_one_license(vendor_keys):
     WorkspaceFactory(slug="acme")
-    key = sign_license(_payload(), vendor_keys)
+    key = sign_license(_here(), vendor_keys)
     with time_machine.travel(NOW, tick=False):
         first = license_install(key=key, workspace_slug="acme")
         second = license_install(key=key, workspace_slug="acme")
@@ -174,7 +180,7 @@ def test_installing_the_same_key_twice_creates_one_license(vendor_keys):
 def test_a_key_that_cannot_apply_here_is_refused_and_changes_nothing(vendor_keys, payload_changes, install_as, message):
     WorkspaceFactory(slug="acme")
     WorkspaceFactory(slug="globex")
-    key = sign_license(_payload(**payload_changes), vendor_keys)
+    key = sign_license(_here(**payload_changes), vendor_keys)
     with time_machine.travel(NOW, tick=False), pytest.raises(LicenseKeyError, match=message):
         license_install(key=key, workspace_slug=install_as)
     assert not License.objects.exists() and not LicenseEvent.objects.exists()
@@ -184,8 +190,8 @@ def test_a_key_that_cannot_apply_here_is_refused_and_changes_nothing(vendor_keys
 def test_forged_and_tampered_keys_change_nothing(vendor_keys):
     WorkspaceFactory(slug="acme")
     forger_pem, _ = generate_keypair()
-    forged = sign_license(_payload(), load_private_key(forger_pem))
-    tampered = _reencode(sign_license(_payload(tier="free"), vendor_keys), tier="enterprise")
+    forged = sign_license(_here(), load_private_key(forger_pem))
+    tampered = _reencode(sign_license(_here(tier="free"), vendor_keys), tier="enterprise")
     for key in (forged, tampered):
         with time_machine.travel(NOW, tick=False), pytest.raises(LicenseKeyError, match="signature is not valid"):
             license_install(key=key, workspace_slug="acme")
@@ -197,7 +203,7 @@ def test_without_a_configured_public_key_every_key_is_refused(settings):
     settings.LICENSE_PUBLIC_KEY = ""
     WorkspaceFactory(slug="acme")
     private_pem, _ = generate_keypair()
-    key = sign_license(_payload(), load_private_key(private_pem))
+    key = sign_license(_here(), load_private_key(private_pem))
     with pytest.raises(LicenseKeyError, match="no license public key configured"):
         license_install(key=key, workspace_slug="acme")
     assert not License.objects.exists()
@@ -207,7 +213,7 @@ def test_without_a_configured_public_key_every_key_is_refused(settings):
 def test_a_key_valid_from_the_future_installs_but_opens_the_gate_only_then(vendor_keys):
     workspace = WorkspaceFactory(slug="acme")
     starts = NOW + timedelta(days=7)
-    key = sign_license(_payload(valid_from=starts, valid_until=starts + timedelta(days=30)), vendor_keys)
+    key = sign_license(_here(valid_from=starts, valid_until=starts + timedelta(days=30)), vendor_keys)
     with time_machine.travel(NOW, tick=False):
         license_install(key=key, workspace_slug="acme")
         assert not has_feature(workspace.pk, features.RETRIEVAL_INTEGRATION)
@@ -230,6 +236,7 @@ def test_vendor_and_customer_commands_round_trip(tmp_path: Path, settings):
     out = StringIO()
     call_command(
         "issue_license", "--private-key", str(private_key_file), "--workspace", "acme", "--tier", "enterprise",
+        "--installation", installation_id(),
         "--valid-from", "2026-01-01", "--valid-until", "2027-01-01", "--issued-to", "ACME", stdout=out,
     )
     key = out.getvalue().strip()
@@ -250,7 +257,7 @@ def test_vendor_and_customer_commands_round_trip(tmp_path: Path, settings):
 @pytest.mark.django_db
 def test_install_command_refuses_a_bad_key_with_one_clear_line(vendor_keys):
     WorkspaceFactory(slug="acme")
-    key = sign_license(_payload(workspace="globex"), vendor_keys)
+    key = sign_license(_here(workspace="globex"), vendor_keys)
     with time_machine.travel(NOW, tick=False), pytest.raises(CommandError) as refused:
         call_command("install_license", key, "--workspace", "acme")
     assert str(refused.value) == "license key refused: this license key is for workspace 'globex', not 'acme'"
@@ -263,10 +270,41 @@ def test_issue_command_checks_its_input(tmp_path: Path):
     call_command("generate_license_keypair", "--out", str(private_key_file), stdout=StringIO(), stderr=StringIO())
     with pytest.raises(CommandError, match="exists; pass --force"):
         call_command("generate_license_keypair", "--out", str(private_key_file), stdout=StringIO())
-    base = ["issue_license", "--private-key", str(private_key_file), "--workspace", "acme"]
+    base = ["issue_license", "--private-key", str(private_key_file), "--workspace", "acme",
+            "--installation", str(uuid.uuid4())]
     with pytest.raises(CommandError, match="unknown tier 'gold'"):
         call_command(*base, "--tier", "gold")
     with pytest.raises(CommandError, match="must end after it starts"):
         call_command(*base, "--tier", "free", "--valid-from", "2026-02-01", "--valid-until", "2026-01-01")
     with pytest.raises(CommandError, match="cannot read"):
-        call_command("issue_license", "--private-key", str(tmp_path / "missing.pem"), "--workspace", "a", "--tier", "free")
+        call_command("issue_license", "--private-key", str(tmp_path / "missing.pem"), "--workspace", "a",
+                     "--installation", str(uuid.uuid4()), "--tier", "free")
+    with pytest.raises(CommandError, match="installation"):
+        call_command(*base[:-2], "--tier", "free")  # a key must name the installation it is for
+
+
+@pytest.mark.django_db
+def test_a_key_for_another_installation_is_refused_and_a_copied_row_grants_nothing(vendor_keys):
+    workspace = WorkspaceFactory(slug="acme")
+    elsewhere = _payload(installation=str(uuid.uuid4()))
+    key = sign_license(elsewhere, vendor_keys)
+    with time_machine.travel(NOW, tick=False):
+        with pytest.raises(LicenseKeyError, match=f"is for installation {elsewhere.installation}, not this one"):
+            license_install(key=key, workspace_slug="acme")
+        assert not License.objects.exists()
+        # The same key's row copied into this database (a restored dump, a hand-made row): still nothing.
+        License.objects.create(license_id=elsewhere.license_id, workspace=workspace, tier_id=_tier("writer-pro"),
+                               valid_from=elsewhere.valid_from, valid_until=elsewhere.valid_until, signed_key=key)
+        assert not has_feature(workspace.pk, features.RETRIEVAL_INTEGRATION)
+
+
+@pytest.mark.django_db
+def test_the_installation_id_is_made_once_and_kept():
+    first = installation_id()
+    assert uuid.UUID(first) and installation_id() == first
+
+
+def _tier(slug: str) -> int:
+    from licensing.models import LicenseTier
+
+    return LicenseTier.objects.get(slug=slug).pk

@@ -58,7 +58,9 @@ def test_gate_answers_are_fixed_for_one_request():
     assert response.content == b'{"before": false, "after": false}'
 
 
-def test_a_tier_change_in_the_admin_shows_on_the_next_request(licensing_wired, admin_client):
+def test_a_revocation_in_the_admin_shows_on_the_next_request_and_the_tier_cannot_be_edited(
+    licensing_wired, admin_client
+):
     member = UserFactory()
     workspace = WorkspaceFactory(members=[member])
     license = LicenseFactory(workspace=workspace, tier=seeded_tier("writer-pro"))
@@ -69,15 +71,14 @@ def test_a_tier_change_in_the_admin_shows_on_the_next_request(licensing_wired, a
 
     url = f"/admin/licensing/license/{license.pk}/change/"
     data = admin_form_data(admin_client, url)
-    data["tier"] = str(seeded_tier("free").pk)
-    response = admin_client.post(url, data)
+    response = admin_client.post(url, {**data, "tier": str(seeded_tier("enterprise").pk), "revoked": "on"})
     assert response.status_code == 302, response.context["adminform"].form.errors
 
     assert member_client.get("/test/gates/").json() == {key: False for key in features.REGISTRY}
+    license.refresh_from_db()
+    assert license.tier.slug == "writer-pro"  # signed by the vendor: read-only here
     event = license.events.get()
-    assert (event.action, event.details, event.actor.username) == (
-        LicenseEvent.Action.TIER_CHANGE, {"from": "writer-pro", "to": "free"}, "admin",
-    )
+    assert (event.action, event.actor.username) == (LicenseEvent.Action.REVOKE, "admin")
 
 
 def test_removing_a_feature_from_a_tier_in_the_admin_shows_on_the_next_request(licensing_wired, admin_client):

@@ -12,6 +12,7 @@ from django.urls import reverse
 from rag.dedup.merge import document_merge
 from rag.models import CanonicalRecord, ChunkVariant, Contradiction, Document, IndexingJob, IndexingJobItem
 from tests.factories import WorkspaceFactory
+from tests.licensing.factories import LicenseFactory
 from tests.rag.dedup_support import (
     PAYLOAD_TOO_LARGE,
     RATE_LIMITED,
@@ -82,6 +83,7 @@ def test_record_page_shows_the_canonical_and_variants_with_their_provenance(staf
 
 
 def test_reviewing_a_contradiction_side_by_side_and_keeping_the_older_text(staff_client, staff_user, workspace):
+    LicenseFactory(workspace=workspace)
     v21, v30 = _versions(workspace, "2.1", "3.0")
     old, new = section_chunk(v21, PAYLOAD_TOO_LARGE), section_chunk(v30, PAYLOAD_TOO_LARGE)
     contradiction = Contradiction.objects.get(chunk_a=old, chunk_b=new)
@@ -115,6 +117,7 @@ def test_reviewing_a_contradiction_side_by_side_and_keeping_the_older_text(staff
 
 
 def test_bulk_actions_keep_b_and_dismiss_record_who_and_when(staff_client, staff_user, workspace):
+    LicenseFactory(workspace=workspace)
     v20, v21 = _versions(workspace, "2.0", "2.1")
     rate = Contradiction.objects.get(chunk_a=section_chunk(v20, RATE_LIMITED))
     payload = Contradiction.objects.get(chunk_a=section_chunk(v20, PAYLOAD_TOO_LARGE))
@@ -127,6 +130,23 @@ def test_bulk_actions_keep_b_and_dismiss_record_who_and_when(staff_client, staff
     assert (rate.status, rate.resolution, rate.reviewed_by) == ("resolved", "kept_b", staff_user)
     assert (payload.status, payload.resolution, payload.reviewed_by) == ("dismissed", "dismissed", staff_user)
     assert CanonicalRecord.objects.get(canonical_chunk=section_chunk(v21, RATE_LIMITED))
+
+
+def test_review_decisions_are_gated_and_say_what_they_would_add(staff_client, workspace):
+    """A Free workspace's contradictions are listed and shown, but settling them is Writer Pro's."""
+    v21, v30 = _versions(workspace, "2.1", "3.0")
+    contradiction = Contradiction.objects.get(chunk_a=section_chunk(v21, PAYLOAD_TOO_LARGE))
+    url = reverse("admin:rag_contradiction_change", args=[contradiction.pk])
+    page = staff_client.get(url).content.decode()
+    assert "<mark>25 MB</mark>" in page and 'value="keep_a"' not in page
+    assert "Reviewing contradictions comes with the Writer Pro plan" in page
+    response = staff_client.post(url, {"action": "keep_a"})
+    assert response.status_code == 403 and b"Writer Pro" in response.content
+    changelist = reverse("admin:rag_contradiction_changelist")
+    bulk = staff_client.post(changelist, {"action": "keep_b", "_selected_action": [contradiction.pk]}, follow=True)
+    assert "1 contradiction(s) left as they were" in bulk.content.decode()
+    contradiction.refresh_from_db()
+    assert contradiction.status == "pending" and contradiction.reviewed_by is None
 
 
 def test_document_admin_filters_actions_and_read_only_chunks(staff_client, workspace):

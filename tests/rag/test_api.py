@@ -27,7 +27,8 @@ def indexed(workspace):
 def test_anonymous_gets_json_401_not_a_login_redirect(client, indexed):
     response = client.get(URL, {"q": "tls port"})
     assert response.status_code == 401
-    assert response.json() == {"error": "authentication required"}
+    assert response.json() == {"error": "authentication required (a session, or Authorization: Bearer <token>)"}
+    assert response["WWW-Authenticate"] == 'Bearer realm="docent"'
 
 
 def test_search_in_the_current_workspace(logged_in_client, indexed):

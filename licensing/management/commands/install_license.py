@@ -11,7 +11,8 @@ from licensing.services import license_install
 
 
 class Command(BaseCommand):
-    help = "Install a signed license key for a workspace. A bad key is refused and changes nothing."
+    help = ("Install a signed license key for a workspace of this installation. A bad key, or one issued for "
+            "another installation, is refused and changes nothing.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("key", help="The key as received (DOCENT1....).")

@@ -29,6 +29,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--private-key", required=True, type=Path, help="PEM file from generate_license_keypair.")
         parser.add_argument("--workspace", required=True, help="Slug of the customer's workspace.")
+        parser.add_argument(
+            "--installation", required=True, type=uuid.UUID,
+            help="The customer's installation ID (shown in their admin under Licenses); the key works there only.",
+        )
         parser.add_argument("--tier", required=True, help="Tier slug, e.g. writer-pro or enterprise.")
         parser.add_argument("--valid-from", help="ISO date or datetime (UTC if no zone); default now.")
         end = parser.add_mutually_exclusive_group()
@@ -61,6 +65,7 @@ class Command(BaseCommand):
 
         payload = LicensePayload(
             license_id=options["license_id"] or uuid.uuid4(),
+            installation=str(options["installation"]),
             workspace=options["workspace"],
             tier=options["tier"],
             valid_from=valid_from,

@@ -1,0 +1,175 @@
+"""Every URL pattern and API endpoint, as anonymous, as a member of another workspace and as a non-staff
+member: nothing answers 2xx where it must not, nothing of another workspace leaks, and no write goes through.
+
+URLs are enumerated from the resolver, so a new pattern is swept without anyone remembering to add it;
+its parameters are filled with ids of the victim workspace's objects (a pattern whose parameter this
+file cannot fill fails the test, asking for a fill).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.apps import apps
+from django.contrib.contenttypes.models import ContentType
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from chat.models import Conversation, Message
+from rag.models import ApiToken, Document, IndexingJob
+from rag.tokens import api_token_create
+from tests.factories import UserFactory, WorkspaceFactory
+from tests.rag.factories import ChunkFactory, DocumentFactory
+
+pytestmark = pytest.mark.django_db
+
+MARKER = "Zanzibar-7741"  # in the victim workspace's titles and texts: must never reach another workspace
+PUBLIC = {"healthz", "login", "admin:login"}  # anonymous may read these
+
+
+@dataclass
+class Victim:
+    workspace_slug: str
+    ids: dict[str, int]
+
+
+@dataclass
+class Route:
+    name: str  # namespaced, e.g. "admin:rag_document_change"; "" for an unnamed pattern
+    params: tuple[str, ...]
+
+
+def _routes() -> list[Route]:
+    routes: list[Route] = []
+
+    def walk(resolver: URLResolver, namespace: str) -> None:
+        for pattern in resolver.url_patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern, f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace)
+            elif isinstance(pattern, URLPattern):
+                name = f"{namespace}{pattern.name}" if pattern.name else ""
+                routes.append(Route(name, tuple(pattern.pattern.regex.groupindex)))
+
+    walk(get_resolver(), "")
+    return routes
+
+
+@pytest.fixture
+def victim() -> Victim:
+    owner, colleague = UserFactory(), UserFactory()
+    workspace = WorkspaceFactory(name=f"Secret {MARKER}", members=[owner, colleague])
+    document = DocumentFactory(workspace=workspace, title=f"Plans {MARKER}", path=f"/secret/{MARKER}.md")
+    ChunkFactory(document=document, text=f"The launch code is {MARKER} and nobody else may read it.")
+    job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.UPLOAD, description=MARKER)
+    conversation = Conversation.objects.create(workspace=workspace, user=owner, title=f"About {MARKER}")
+    message = Message.objects.create(conversation=conversation, role="assistant", content=f"It is {MARKER}.")
+    token, _raw = api_token_create(user=owner, name=f"token {MARKER}")
+    return Victim(workspace.slug, {"owner": owner.pk, "colleague": colleague.pk, "document": document.pk,
+                                   "job": job.pk, "conversation": conversation.pk, "message": message.pk,
+                                   "token": token.pk})
+
+
+# Which of the victim's objects a `pk` names, by URL name.
+PK_OWNERS = {
+    "document-detail": "document", "document-compare": "document", "job-detail": "job",
+    "conversation-detail": "conversation", "message-create": "conversation", "options-update": "conversation",
+    "message-detail": "message", "message-stream": "message", "api-token-revoke": "token",
+}
+
+
+def _url(route: Route, victim: Victim) -> str:
+    if not route.name:
+        return "/admin/rag/nothing-here/"  # the admin's catch-all
+    kwargs: dict[str, str | int] = {}
+    for param in route.params:
+        if route.name == "admin:view_on_site" and param == "object_id":
+            kwargs[param] = victim.ids["document"]
+        elif param == "pk" and route.name in PK_OWNERS:
+            kwargs[param] = victim.ids[PK_OWNERS[route.name]]
+        elif param == "object_id" and route.name.startswith("admin:"):
+            app_label, _, rest = route.name.removeprefix("admin:").partition("_")
+            model = apps.get_model(app_label, rest.rsplit("_", 1)[0])
+            kwargs[param] = model._default_manager.order_by("pk").values_list("pk", flat=True).first() or 1
+        elif param == "id" and route.name == "admin:auth_user_password_change":
+            kwargs[param] = victim.ids["owner"]
+        elif param == "content_type_id":
+            kwargs[param] = ContentType.objects.get_for_model(Document).pk
+        elif param == "app_label":
+            kwargs[param] = "rag"
+        else:
+            raise AssertionError(f"the sweep cannot fill <{param}> of {route.name}: add it to _url")
+    return reverse(route.name, kwargs=kwargs)
+
+
+def _requests(victim: Victim) -> list[tuple[Route, str]]:
+    found = [(route, _url(route, victim)) for route in _routes()]
+    assert len(found) > 60 and {"api-search", "metrics", "document-detail", "message-stream"} <= {
+        route.name for route, _ in found}
+    return found
+
+
+def _as(user_id: int | None) -> Client:
+    client = Client()
+    if user_id is not None:
+        client.force_login(UserFactory._meta.model.objects.get(pk=user_id))
+    return client
+
+
+def _query(route: Route, victim: Victim) -> dict[str, str]:
+    # The API is asked for the victim's workspace by name: naming it must not open it.
+    return {"q": MARKER, "workspace": victim.workspace_slug} if route.name == "api-search" else {}
+
+
+def _snapshot(victim: Victim) -> tuple:
+    """The victim workspace's state (the outsider may well write in their own)."""
+    slug = victim.workspace_slug
+    return (Message.objects.filter(conversation__workspace__slug=slug).count(),
+            list(Conversation.objects.filter(workspace__slug=slug).values_list("pk", "search_options", "title")),
+            IndexingJob.objects.filter(workspace__slug=slug).count(),
+            list(Document.objects.filter(workspace__slug=slug).values_list("archived", "status")),
+            list(ApiToken.objects.filter(user_id=victim.ids["owner"]).values_list("revoked_at", flat=True)))
+
+
+def test_anonymous_reaches_only_the_public_pages(victim):
+    client = _as(None)
+    for route, url in _requests(victim):
+        response = client.get(url, _query(route, victim))
+        if route.name in PUBLIC:
+            continue
+        assert response.status_code >= 300, (url, response.status_code)
+        assert MARKER not in response.content.decode(errors="replace"), url
+
+
+def test_a_member_of_another_workspace_sees_and_changes_nothing_of_the_victims(victim):
+    outsider = UserFactory()
+    WorkspaceFactory(members=[outsider])
+    client = _as(outsider.pk)
+    before = _snapshot(victim)
+    for route, url in _requests(victim):
+        response = client.get(url, _query(route, victim))
+        body = b"" if response.streaming else response.content
+        guarded = route.params or route.name.startswith("admin:") or route.name in {"api-search", "metrics"}
+        if guarded and route.name not in PUBLIC:
+            assert response.status_code >= 300, (url, response.status_code)
+        assert MARKER not in body.decode(errors="replace"), url
+        if route.name not in PUBLIC | {"logout", "admin:logout"}:  # logging out would end the sweep's session
+            posted = client.post(url, {"question": MARKER, "workspace": victim.workspace_slug, "name": MARKER,
+                                       "date": "any", "action": "delete_selected"})
+            if route.params or route.name.startswith("admin:"):
+                assert posted.status_code >= 300 and posted.status_code != 304, (url, posted.status_code)
+                if posted.status_code in (301, 302):
+                    assert posted["Location"].startswith("/admin/login/"), (url, posted["Location"])
+    assert _snapshot(victim) == before
+    assert client.get("/documents/").status_code == 200  # still the outsider, logged in, to the end
+
+
+def test_a_non_staff_member_gets_no_admin_and_no_colleagues_conversations_or_tokens(victim):
+    client = _as(victim.ids["colleague"])
+    for route, url in _requests(victim):
+        response = client.get(url, _query(route, victim))
+        others = PK_OWNERS.get(route.name) in {"conversation", "message", "token"}
+        if route.name.startswith("admin:") and route.name != "admin:login" or others or route.name == "metrics":
+            assert response.status_code >= 300, (url, response.status_code)
+        if others:
+            assert response.status_code in (404, 405), (url, response.status_code)
