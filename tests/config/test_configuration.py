@@ -32,10 +32,29 @@ def test_unwritable_data_dir_fails_with_one_message():
     assert "Traceback" not in result.stderr
 
 
-def test_production_requires_a_secret_key():
-    result = _run(["manage.py", "check"], DEBUG="false", SECRET_KEY="")
+def test_serving_the_network_requires_a_secret_key():
+    result = _run(["manage.py", "check"], DEBUG="false", SECRET_KEY="", ALLOWED_HOSTS="docs.example.com")
     assert result.returncode == 2
     assert "SECRET_KEY must be set" in result.stderr
+
+
+SHOW_SETTINGS = ("from django.conf import settings as s; "
+                 "print(s.DEBUG, s.ALLOWED_HOSTS, len(s.SECRET_KEY), getattr(s, 'SECURE_SSL_REDIRECT', False))")
+
+
+def test_by_default_debug_is_off_with_a_kept_key_and_local_hosts_over_plain_http(tmp_path):
+    environ = {key: value for key, value in os.environ.items() if key not in ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS")}
+    result = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", SHOW_SETTINGS], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120, env={**environ, "DATA_DIR": str(tmp_path),
+                                                         "DOCENT_EMBEDDED_START": "false"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == "False ['127.0.0.1', 'localhost', '[::1]'] 67 False"
+    assert len((tmp_path / "secret_key").read_text()) == 67  # generated once, kept for the next start
+
+
+def test_asking_for_debug_turns_it_on():
+    result = _run(["manage.py", "shell", "-v", "0", "-c", SHOW_SETTINGS], DEBUG="true", DOCENT_EMBEDDED_START="false")
+    assert result.stdout.startswith("True "), result.stderr
 
 
 def test_production_settings_pass_check_deploy():
