@@ -82,3 +82,26 @@ def test_make_run_worker_splits_the_cores_between_processes_and_torch_threads(en
     assert command[command.index("--concurrency") + 1] == concurrency
     assert env["OMP_NUM_THREADS"] == threads
     assert command[command.index("-Q") + 1] == "default,ingest,merge"
+
+
+@pytest.mark.django_db
+def test_an_unmigrated_external_database_gets_one_line_saying_what_to_run():
+    import psycopg
+    from django.db import connection
+
+    from tests.conftest import _test_database_url
+
+    server_url = _test_database_url().replace(f"/{connection.settings_dict['NAME']}?", "/postgres?")
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS docent_unmigrated")
+        admin.execute("CREATE DATABASE docent_unmigrated")
+    try:
+        result = _run(["manage.py", "ingest", "demo/corpus", "--workspace", "demo"],
+                      DATABASE_URL=server_url.replace("/postgres?", "/docent_unmigrated?"))
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute("DROP DATABASE docent_unmigrated")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("docent: the database has ")
+    assert result.stderr.endswith("unapplied migration(s): run `python manage.py migrate` first\n")
