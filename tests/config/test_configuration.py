@@ -105,3 +105,24 @@ def test_an_unmigrated_external_database_gets_one_line_saying_what_to_run():
     assert result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith("docent: the database has ")
     assert result.stderr.endswith("unapplied migration(s): run `python manage.py migrate` first\n")
+
+
+@pytest.mark.django_db
+def test_make_run_says_where_the_admin_password_comes_from(monkeypatch):
+    from django.contrib.auth import authenticate
+
+    from config.launcher import _ensure_admin
+
+    monkeypatch.setenv("DOCENT_ADMIN_PASSWORD", "from-the-environment-42")
+    assert _ensure_admin() == "sign in as 'admin' with the password from DOCENT_ADMIN_PASSWORD"
+    assert authenticate(username="admin", password="from-the-environment-42")
+    assert _ensure_admin().startswith("sign in as 'admin' (the password set on first start; ")
+
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.all().delete()
+    monkeypatch.delenv("DOCENT_ADMIN_PASSWORD")
+    line = _ensure_admin()
+    password = line.removeprefix("sign in as 'admin' with the password ").split(" ")[0]
+    assert line.endswith("(generated now and shown only this once: keep it)")
+    assert authenticate(username="admin", password=password)  # the password shown is the one that works
