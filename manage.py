@@ -1,13 +1,11 @@
 #!/usr/bin/env python
-import os
 import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from django.core.management import execute_from_command_line
+    from config.cli import main as run
 
-    execute_from_command_line(sys.argv)
+    run(sys.argv)
 
 
 if __name__ == "__main__":

@@ -1,61 +1,59 @@
 """`make run`: one command that brings up a whole Docent instance on this machine.
 
-Starts (or finds) the embedded services, migrates, makes sure an admin account
-and the demo workspace exist, queues the demo corpus on first start, then runs
-a Celery worker and the web server until Ctrl-C, which stops all of them.
+Starts (or finds) the embedded services and owns them, migrates, makes sure an
+admin account and the demo workspace exist, queues the demo corpus on first
+start, then runs a Celery worker and the web server until Ctrl-C, which stops
+all of them, the embedded services included. The console stays calm: one line
+per service, the address and how to sign in, then one line per finished job;
+the processes' own logs go to DATA_DIR/logs.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from config.services import ROLE_ENV
+
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _say(message: str) -> None:
     print(f"docent: {message}", flush=True)
 
 
-def _prepare() -> None:
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()  # settings start the embedded services or exit with one clear line
-
-    from django.core.management import call_command
-    from django.db import OperationalError, connection
-
+def _shown(path: Path) -> str:
+    """A path as the user typed it: relative to the project folder when inside it."""
     try:
-        connection.ensure_connection()
-    except OperationalError as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        _say(f"configuration error: cannot reach the database: {first_line}")
-        raise SystemExit(2) from None
-
-    call_command("migrate", interactive=False, verbosity=0)
-    _ensure_admin()
-    from rag.bootstrap import demo_workspace_bootstrap
-
-    for line in demo_workspace_bootstrap():
-        _say(line)
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
-def _ensure_admin() -> None:
-    from django.contrib.auth import get_user_model
+@dataclass
+class Child:
+    """A process `make run` starts and stops; its output goes to its log file."""
 
-    User = get_user_model()
-    if User.objects.filter(is_superuser=True).exists():
-        return
-    password = os.environ.get("DOCENT_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
-    User.objects.create_superuser("admin", "", password)
-    shown = "(from DOCENT_ADMIN_PASSWORD)" if os.environ.get("DOCENT_ADMIN_PASSWORD") else password
-    _say(f"created the admin account: username 'admin', password {shown} — shown once, keep it")
+    name: str
+    command: list[str]
+    log: Path
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen(self.command, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
 
 
 def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[str, str]]:
@@ -73,22 +71,165 @@ def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[
     return command, env
 
 
-def main() -> int:
-    _prepare()
+def web_command(host: str, port: str, logs: Path) -> list[str]:
+    """gunicorn as `make run` (and benchmarks/bench_chat.py) runs it.
+
+    --preload loads the app, and config/wsgi.py the encoder, once in the master before it
+    forks: the first answer does not wait for a model load, and the two processes share
+    the model's pages.
+    """
+    return [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"{host}:{port}", "--preload",
+            "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "120",
+            "--graceful-timeout", "10",
+            "--access-logfile", str(logs / "access.log"), "--error-logfile", str(logs / "web.log")]
+
+
+def metrics_dir_prepare(data_dir: Path) -> Path:
+    """An empty folder for prometheus_client's multiprocess mode: /metrics adds up every web process."""
+    folder = data_dir / "metrics"
+    shutil.rmtree(folder, ignore_errors=True)  # counters of an earlier run must not add up with this one's
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _services_say() -> None:
+    from config.services import STATES
+
+    for key, external in (("database", "DATABASE_URL"), ("redis", "REDIS_URL")):
+        state = STATES.get(key)
+        if state is None:
+            _say(f"{'PostgreSQL' if key == 'database' else 'Redis'}: {external} (not started here)")
+        else:
+            _say(f"{state.name}: {state.action} (embedded, {_shown(state.where)})")
+
+
+def _prepare() -> list[str]:
+    """Django, the services, the schema, static files, the admin and the demo; the sign-in lines to print."""
+    import django
+
+    os.environ[ROLE_ENV] = "launcher"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()  # settings start the embedded services or exit with one clear line
+
     from django.conf import settings
+    from django.core.management import call_command
+    from django.db import OperationalError, connection
+
+    from config.cli import schema_ensure
+    from config.services import owner_claim
+
+    owner_claim(settings.DATA_DIR, "launcher")  # `make run` stops them, whoever started them
+    _services_say()
+    try:
+        connection.ensure_connection()
+    except OperationalError as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        _say(f"configuration error: cannot reach the database: {first_line}")
+        raise SystemExit(2) from None
+    logging.getLogger().setLevel(logging.WARNING)  # the console is for the lines below; logs go to DATA_DIR/logs
+    if settings.EMBEDDED_DATABASE:
+        schema_ensure(say=_say)
+    else:
+        call_command("migrate", interactive=False, verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
+    lines = [_ensure_admin()]
+    from rag.bootstrap import demo_workspace_bootstrap
+
+    lines.extend(demo_workspace_bootstrap())
+    return lines
+
+
+def _ensure_admin() -> str:
+    """Create the first account if there is none; say how to sign in, and show a generated password once."""
+    from django.contrib.auth import get_user_model
+
+    User = get_user_model()
+    existing = User.objects.filter(is_superuser=True).order_by("pk").first()
+    if existing:
+        return (f"sign in as '{existing.get_username()}' (the password set on first start; "
+                f"`python manage.py changepassword {existing.get_username()}` sets a new one)")
+    given = os.environ.get("DOCENT_ADMIN_PASSWORD")
+    password = given or secrets.token_urlsafe(12)
+    User.objects.create_superuser("admin", "", password)
+    if given:
+        return "sign in as 'admin' with the password from DOCENT_ADMIN_PASSWORD"
+    return f"sign in as 'admin' with the password {password} (generated now and shown only this once: keep it)"
+
+
+def _wait_for_port(host: str, port: int, child: Child, timeout: float = 180) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and child.proc.poll() is None:
+        try:
+            with socket.create_connection((host if host != "0.0.0.0" else "127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+class JobReporter:
+    """One console line per indexing job that finishes while `make run` runs."""
+
+    def __init__(self) -> None:
+        from django.utils import timezone
+
+        self.since = timezone.now()
+        self.reported: set[int] = set()
+
+    def lines(self) -> list[str]:
+        from django.db import DatabaseError, connections
+
+        from rag.models import IndexingJob
+        from rag.services import job_summary
+
+        try:
+            jobs = list(IndexingJob.objects.filter(finished_at__gte=self.since).exclude(pk__in=self.reported)
+                        .select_related("workspace").order_by("finished_at"))
+            lines = [f"{job_summary(job=job)} (workspace {job.workspace.slug})" for job in jobs]
+        except DatabaseError:  # a database restart is the workers' problem; report once it is back
+            connections.close_all()
+            return []
+        self.reported.update(job.pk for job in jobs)
+        return lines
+
+
+def _tail(path: Path, lines: int = 8) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def main() -> int:
+    sign_in = _prepare()
+    from django.conf import settings
+    from django.db import connections
+
+    from config.services import stop_embedded
 
     host = os.environ.get("DOCENT_HOST", "127.0.0.1")
     port = os.environ.get("DOCENT_PORT", "8000")
+    logs = settings.DATA_DIR / "logs"
+    logs.mkdir(exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir_prepare(settings.DATA_DIR))
+    connections.close_all()  # the children open their own
+
     worker_args, worker_env = worker_command(dict(os.environ), os.cpu_count() or 1)
-    children = {
-        "worker": subprocess.Popen(worker_args, env=worker_env),
-        "web": subprocess.Popen(
-            [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"{host}:{port}",
-             "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "120",
-             "--access-logfile", "-"],
-        ),
-    }
-    _say(f"serving on http://{host}:{port}/  (health: /healthz; Ctrl-C stops everything)")
+    children = [
+        Child("worker", worker_args, logs / "worker.log", worker_env),
+        Child("web", web_command(host, port, logs), logs / "web.log"),
+    ]
+    for child in children:
+        child.start()
+    concurrency = worker_args[worker_args.index("--concurrency") + 1]
+    _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}")
+    web = next(child for child in children if child.name == "web")
+    if _wait_for_port(host, int(port), web):
+        _say(f"web: 2 processes, access log {_shown(logs / 'access.log')}, errors {_shown(logs / 'web.log')}")
+        _say(f"open http://{host}:{port}/ and {sign_in[0]}")
+        for line in sign_in[1:]:
+            _say(line)
+        _say("Ctrl-C stops everything; /healthz reports the services")
 
     stopping = False
 
@@ -99,26 +240,33 @@ def main() -> int:
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     exit_code = 0
+    reporter = JobReporter()
+    next_report = 0.0
     while not stopping:
-        for name, proc in children.items():
-            if proc.poll() is not None:
-                _say(f"the {name} exited with status {proc.returncode}; stopping")
-                exit_code = proc.returncode or 1
+        for child in children:
+            if child.proc.poll() is not None:
+                _say(f"the {child.name} exited with status {child.proc.returncode}; stopping. "
+                     f"Last lines of {_shown(child.log)}:\n{_tail(child.log)}")
+                exit_code = child.proc.returncode or 1
                 stopping = True
+        if time.monotonic() >= next_report:
+            for line in reporter.lines():
+                _say(line)
+            next_report = time.monotonic() + 2
         time.sleep(0.3)
 
-    for proc in children.values():
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
+    connections.close_all()
+    for child in children:
+        if child.proc.poll() is None:
+            child.proc.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + 20
-    for proc in children.values():
+    for child in children:
         try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            proc.kill()
-    from config.services import stop_embedded
-
-    stop_embedded(settings.DATA_DIR, database=not os.environ.get("DATABASE_URL"), redis_server=not os.environ.get("REDIS_URL"))
+            child.proc.kill()
+            child.proc.wait()
+    stop_embedded(settings.DATA_DIR, database=settings.EMBEDDED_DATABASE, redis_server=settings.EMBEDDED_REDIS)
     _say("stopped")
     return exit_code
 

@@ -18,3 +18,14 @@ class KeyValueFormatter(logging.Formatter):
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line
+
+
+class HealthProbeFilter(logging.Filter):
+    """Drops django.request's "Service Unavailable: /healthz" line: a 503 there is a reported state, not an error.
+
+    It is what every start looks like until the worker is up, and a load balancer polls it all day.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        return not (getattr(record, "status_code", None) == 503 and getattr(request, "path", "") == "/healthz")

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import environ
 
-from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir
+from config.services import (
+    START_ENV,
+    ServiceError,
+    client_register,
+    embedded_database_url,
+    embedded_redis_url,
+    ensure_data_dir,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -25,26 +32,33 @@ def _fail(message: str) -> None:
     raise SystemExit(2)
 
 
-DEBUG = env.bool("DEBUG", default=True)
+# Off unless asked for: Django's debug pages list every URL pattern and setting to anyone who hits an error.
+DEBUG = env.bool("DEBUG", default=False)
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
 try:
     ensure_data_dir(DATA_DIR)
 except ServiceError as exc:
     _fail(str(exc))
 
-# --- secrets -----------------------------------------------------------------
+# --- hosts and secrets ----------------------------------------------------------
+LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS)
+# Serving any host but this machine's is production: a set SECRET_KEY and HTTPS by default.
+SERVES_NETWORK = any(host not in LOCAL_HOSTS for host in ALLOWED_HOSTS)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
-    if not DEBUG:
-        _fail("SECRET_KEY must be set when DEBUG is off")
-    # Development: generated once and kept, so sessions survive restarts.
+    if SERVES_NETWORK:
+        _fail("SECRET_KEY must be set when ALLOWED_HOSTS names hosts other than this machine's")
+    # This machine only (`make run`): generated once and kept, so sessions survive restarts.
     key_file = DATA_DIR / "secret_key"
     if not key_file.exists():
         key_file.write_text(secrets.token_urlsafe(50))
         key_file.chmod(0o600)
     SECRET_KEY = key_file.read_text().strip()
+# Behind a TLS proxy (the default when serving the network): redirect to HTTPS, secure cookies, HSTS.
+# `make run` on http://127.0.0.1 is plain HTTP, where those would lock the user out.
+HTTPS = env.bool("DOCENT_HTTPS", default=SERVES_NETWORK and not DEBUG)
 
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # --- services ----------------------------------------------------------------
@@ -54,10 +68,16 @@ _memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
 EMBEDDED_PG_SHARED_BUFFERS = env.str("EMBEDDED_PG_SHARED_BUFFERS", default="") or f"{max(128, min(1024, _memory_mb // 4))}MB"
 if not re.fullmatch(r"\d+(kB|MB|GB)", EMBEDDED_PG_SHARED_BUFFERS):
     _fail(f"EMBEDDED_PG_SHARED_BUFFERS={EMBEDDED_PG_SHARED_BUFFERS!r} is not a size such as 512MB or 1GB")
+# Embedded services start on first use; `manage.py services` only looks at them.
+_start_services = env.bool(START_ENV, default=True)
+EMBEDDED_DATABASE = not env.str("DATABASE_URL", default="")
+EMBEDDED_REDIS = not env.str("REDIS_URL", default="")
+if _start_services and (EMBEDDED_DATABASE or EMBEDDED_REDIS):
+    client_register(DATA_DIR)  # before they start: a command leaving now must see that they are in use
 try:
     DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(
-        DATA_DIR, tuning={"shared_buffers": EMBEDDED_PG_SHARED_BUFFERS})
-    REDIS_URL = env.str("REDIS_URL", default="") or embedded_redis_url(DATA_DIR)
+        DATA_DIR, tuning={"shared_buffers": EMBEDDED_PG_SHARED_BUFFERS}, start=_start_services)
+    REDIS_URL = env.str("REDIS_URL", default="") or embedded_redis_url(DATA_DIR, start=_start_services)
 except ServiceError as exc:
     _fail(str(exc))
 
@@ -154,13 +174,13 @@ STORAGES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- security (production: DEBUG off) -------------------------------------------
+# --- security ----------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-if not DEBUG:
+if HTTPS:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
@@ -199,7 +219,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"kv": {"()": "config.logging.KeyValueFormatter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "kv"}},
+    "filters": {"health_probe": {"()": "config.logging.HealthProbeFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "kv", "filters": ["health_probe"]}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},

@@ -405,6 +405,19 @@ def job_progress(*, job: IndexingJob) -> dict:
     return counts
 
 
+def job_summary(*, job: IndexingJob) -> str:
+    """One line per job, for `ingest` and `make run`'s console: what happened to its files, and how long it took."""
+    progress = job_progress(job=job)
+    parts = [f"{progress[s]} {s}" for s in ("indexed", "unchanged", "skipped", "failed") if progress[s]]
+    if job.archived_count:
+        parts.append(f"{job.archived_count} archived")
+    line = f"job {job.pk}: {progress['total']} file(s): " + (", ".join(parts) or "nothing to do")
+    if job.finished_at:
+        seconds = round((job.finished_at - job.created_at).total_seconds())
+        line += f" in {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f" in {seconds}s"
+    return line
+
+
 def documents_archive(*, documents) -> int:
     """Archived documents stay stored but leave search; returns how many changed."""
     ids = list(documents.filter(archived=False).values_list("pk", flat=True))

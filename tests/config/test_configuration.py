@@ -32,10 +32,29 @@ def test_unwritable_data_dir_fails_with_one_message():
     assert "Traceback" not in result.stderr
 
 
-def test_production_requires_a_secret_key():
-    result = _run(["manage.py", "check"], DEBUG="false", SECRET_KEY="")
+def test_serving_the_network_requires_a_secret_key():
+    result = _run(["manage.py", "check"], DEBUG="false", SECRET_KEY="", ALLOWED_HOSTS="docs.example.com")
     assert result.returncode == 2
     assert "SECRET_KEY must be set" in result.stderr
+
+
+SHOW_SETTINGS = ("from django.conf import settings as s; "
+                 "print(s.DEBUG, s.ALLOWED_HOSTS, len(s.SECRET_KEY), getattr(s, 'SECURE_SSL_REDIRECT', False))")
+
+
+def test_by_default_debug_is_off_with_a_kept_key_and_local_hosts_over_plain_http(tmp_path):
+    environ = {key: value for key, value in os.environ.items() if key not in ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS")}
+    result = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", SHOW_SETTINGS], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120, env={**environ, "DATA_DIR": str(tmp_path),
+                                                         "DOCENT_EMBEDDED_START": "false"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == "False ['127.0.0.1', 'localhost', '[::1]'] 67 False"
+    assert len((tmp_path / "secret_key").read_text()) == 67  # generated once, kept for the next start
+
+
+def test_asking_for_debug_turns_it_on():
+    result = _run(["manage.py", "shell", "-v", "0", "-c", SHOW_SETTINGS], DEBUG="true", DOCENT_EMBEDDED_START="false")
+    assert result.stdout.startswith("True "), result.stderr
 
 
 def test_production_settings_pass_check_deploy():
@@ -63,3 +82,47 @@ def test_make_run_worker_splits_the_cores_between_processes_and_torch_threads(en
     assert command[command.index("--concurrency") + 1] == concurrency
     assert env["OMP_NUM_THREADS"] == threads
     assert command[command.index("-Q") + 1] == "default,ingest,merge"
+
+
+@pytest.mark.django_db
+def test_an_unmigrated_external_database_gets_one_line_saying_what_to_run():
+    import psycopg
+    from django.db import connection
+
+    from tests.conftest import _test_database_url
+
+    server_url = _test_database_url().replace(f"/{connection.settings_dict['NAME']}?", "/postgres?")
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS docent_unmigrated")
+        admin.execute("CREATE DATABASE docent_unmigrated")
+    try:
+        result = _run(["manage.py", "ingest", "demo/corpus", "--workspace", "demo"],
+                      DATABASE_URL=server_url.replace("/postgres?", "/docent_unmigrated?"))
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute("DROP DATABASE docent_unmigrated")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("docent: the database has ")
+    assert result.stderr.endswith("unapplied migration(s): run `python manage.py migrate` first\n")
+
+
+@pytest.mark.django_db
+def test_make_run_says_where_the_admin_password_comes_from(monkeypatch):
+    from django.contrib.auth import authenticate
+
+    from config.launcher import _ensure_admin
+
+    monkeypatch.setenv("DOCENT_ADMIN_PASSWORD", "from-the-environment-42")
+    assert _ensure_admin() == "sign in as 'admin' with the password from DOCENT_ADMIN_PASSWORD"
+    assert authenticate(username="admin", password="from-the-environment-42")
+    assert _ensure_admin().startswith("sign in as 'admin' (the password set on first start; ")
+
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.all().delete()
+    monkeypatch.delenv("DOCENT_ADMIN_PASSWORD")
+    line = _ensure_admin()
+    password = line.removeprefix("sign in as 'admin' with the password ").split(" ")[0]
+    assert line.endswith("(generated now and shown only this once: keep it)")
+    assert authenticate(username="admin", password=password)  # the password shown is the one that works

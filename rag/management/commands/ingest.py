@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from rag.models import IndexingJob, IndexingJobItem, Workspace
-from rag.services import indexing_job_create, job_item_run, job_progress
+from rag.services import indexing_job_create, job_item_run, job_progress, job_summary
+from rag.workspaces import WorkspaceError, workspace_create
 
 
 class Command(BaseCommand):
@@ -18,14 +19,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("paths", nargs="+", type=Path)
         parser.add_argument("--workspace", required=True, help="workspace slug")
+        parser.add_argument("--create-workspace", action="store_true", help="create the workspace if it does not exist")
         parser.add_argument("--sync", action="store_true", help="index and merge in this process, without a worker")
         parser.add_argument("--timeout", type=float, default=0, help="give up waiting after N seconds (0: never)")
 
     def handle(self, *args, paths: list[Path], workspace: str, sync: bool, timeout: float, **options) -> None:
-        try:
-            target = Workspace.objects.get(slug=workspace)
-        except Workspace.DoesNotExist:
-            raise CommandError(f"no workspace with slug {workspace!r}") from None
+        target = self._workspace(workspace, create=options["create_workspace"])
         try:
             job = indexing_job_create(workspace=target, paths=paths, source=IndexingJob.Source.CLI, enqueue=not sync)
         except FileNotFoundError as exc:
@@ -51,12 +50,24 @@ class Command(BaseCommand):
         bar.close()
         self._summary(job)
 
+    def _workspace(self, slug: str, *, create: bool) -> Workspace:
+        workspace = Workspace.objects.filter(slug=slug).first()
+        if workspace is None and not create:
+            raise CommandError(f"no workspace with slug {slug!r}; add --create-workspace, "
+                               f"or see `python manage.py workspace list`")
+        if workspace is None:
+            try:
+                workspace = workspace_create(slug=slug)
+            except WorkspaceError as exc:
+                raise CommandError(str(exc)) from None
+            self.stderr.write(f"created workspace {workspace.slug}; "
+                              f"`python manage.py workspace add-member {workspace.slug} USER` lets a user see it")
+        return workspace
+
     def _summary(self, job: IndexingJob) -> None:
+        job.refresh_from_db(fields=["finished_at", "archived_count"])
         progress = job_progress(job=job)
-        parts = [f"{progress[s]} {s}" for s in ("indexed", "unchanged", "skipped", "failed") if progress[s]]
-        if job.archived_count:
-            parts.append(f"{job.archived_count} archived")
-        self.stdout.write(f"job {job.pk}: {progress['total']} file(s): " + (", ".join(parts) or "nothing to do"))
+        self.stdout.write(job_summary(job=job))
         for item in job.items.filter(status__in=[IndexingJobItem.Status.FAILED, IndexingJobItem.Status.SKIPPED]):
             self.stdout.write(f"  {item.status}: {item.path}: {item.error}")
         if progress["failed"]:
