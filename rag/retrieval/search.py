@@ -3,7 +3,8 @@
     scope (SQL filters, workspace always)
       -> semantic kNN (HNSW or exact, see sql.py) + lexical (rare terms, see lexical.py;
          with the workspace's domain expansions, expansion.py) + whole-token identifiers
-         (identifiers.py)
+         (identifiers.py) + when an LLM is configured and SEARCH_LLM_REWRITE is on, the
+         semantic list of the model's rewrite of the question (rewrite.py; skipped on failure)
       -> weighted reciprocal rank fusion (k = RRF_K, weights RRF_WEIGHTS)
       -> heading boost for chunks whose heading names one of the question's identifiers
       -> sentence-level rerank of the head (rerank.py)
@@ -38,6 +39,7 @@ from rag.retrieval import lexical, sql
 from rag.retrieval.expansion import expansions_for
 from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import rerank_head
+from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
@@ -218,6 +220,13 @@ def _ranked_lists(
         stats["semantic_path"] = semantic.path
         stats["ef_search"] = semantic.ef_search
         clock.lap("semantic_ms")
+        if options.mode == "hybrid" and rewrite_enabled():
+            rewritten, failure = rewrite_or_none(query)
+            stats["rewrite"] = {"query": rewritten, "error": failure}
+            if rewritten:
+                ranked["rewrite"] = [chunk_id for chunk_id, _ in
+                                     sql.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
+            clock.lap("rewrite_ms")
     if options.mode in ("hybrid", "lexical"):
         expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
         stats["expansions"] = expansions
