@@ -322,6 +322,33 @@ RETIRED_DEMOTION = env.float("RETIRED_DEMOTION", default=0.5)
 # --- retrieval -------------------------------------------------------------------------
 # Reciprocal rank fusion constant: 60 is the published default; larger flattens rank differences.
 RRF_K = env.int("RRF_K", default=60)
+# Per-list weights of the fusion (semantic kNN, full-text lexical, whole-token identifiers, an LLM's
+# rewrite of the question): tuned on the demo and the real-corpus eval together (`make eval`, `make eval-real`).
+RRF_WEIGHTS = {
+    "semantic": env.float("RRF_WEIGHT_SEMANTIC", default=1.0),
+    "lexical": env.float("RRF_WEIGHT_LEXICAL", default=1.0),
+    "identifiers": env.float("RRF_WEIGHT_IDENTIFIERS", default=1.0),
+    "rewrite": env.float("RRF_WEIGHT_REWRITE", default=0.5),
+}
+# Identifier-aware lexical list: the question's `dotted.names`, `--options`, `snake_case` match whole tokens.
+SEARCH_IDENTIFIERS = env.bool("SEARCH_IDENTIFIERS", default=True)
+# An identifier held by more than this share of the chunks in scope names no particular passage (`conf.py`).
+IDENTIFIER_MAX_SHARE = env.float("IDENTIFIER_MAX_SHARE", default=0.05)
+# Score multiplier for a chunk whose heading names one of the question's identifiers: reference entries do.
+IDENTIFIER_HEADING_BOOST = env.float("IDENTIFIER_HEADING_BOOST", default=1.1)
+# The workspace's domain dictionary (admin: query expansions) applied to the lexical side of every question.
+SEARCH_EXPANSION = env.bool("SEARCH_EXPANSION", default=True)
+# Rerank the head of the fused list by the question's best-matching sentence in each chunk.
+SEARCH_RERANK = env.bool("SEARCH_RERANK", default=True)
+# How many fused candidates the sentence rerank scores: the expected passage is in the top 30 far more often
+# than in the top 5, and each one costs its sentences' encodings (cached per process).
+RERANK_DEPTH = env.int("RERANK_DEPTH", default=30)
+# Weight of the best sentence's cosine against the fused score (normalized to 1 within the head).
+RERANK_SENTENCE_WEIGHT = env.float("RERANK_SENTENCE_WEIGHT", default=1.0)
+# Let an OpenAI-compatible LLM (LLM_BASE_URL) rewrite each question; the rewrite's lists join the fusion.
+SEARCH_LLM_REWRITE = env.bool("SEARCH_LLM_REWRITE", default=False)
+# A rewrite must not hold a search up: past this many seconds the search goes on without it.
+SEARCH_LLM_REWRITE_TIMEOUT_SECONDS = env.float("SEARCH_LLM_REWRITE_TIMEOUT_SECONDS", default=5)
 # Fused-score multiplier for chunks of the doc types a question is about. Fused scores are close
 # (rank 1 and rank 3 differ by ~3%), so 5% moves a chunk two or three places: it settles near-ties,
 # it does not lift an off-topic chunk over a clearly better one (1.1+ cost hit@5 on the demo corpus).

@@ -42,6 +42,7 @@ from rag.models import (
     DocumentFamily,
     IndexingJob,
     IndexingJobItem,
+    QueryExpansion,
     Workspace,
 )
 from rag.services import documents_archive, documents_reindex, documents_unarchive
@@ -64,6 +65,15 @@ class DocTypeAdmin(admin.ModelAdmin):
     @admin.display(description="keywords")
     def keyword_count(self, obj: DocType) -> int:
         return len(obj.keywords)
+
+
+@admin.register(QueryExpansion)
+class QueryExpansionAdmin(admin.ModelAdmin):
+    """The domain dictionary that search applies to the lexical side of each question (rag.retrieval.expansion)."""
+
+    list_display = ["term", "expansions", "workspace"]
+    list_filter = ["workspace"]
+    search_fields = ["term", "expansions"]
 
 
 class ChunkInline(admin.TabularInline):

@@ -50,31 +50,52 @@ KINDS = ("current", "version", "change")
 TOP = 5  # the answerer reads the top five
 RANKED = 10  # MRR looks this deep
 
-PLAIN_SEMANTIC = {
-    "mode": "semantic", "respect_canonicals": False, "dedup": False, "doc_type_boost": 1.0, "recency": "off",
-    "version_aware": False, "analyse_query": False,
+_NO_STAGES = {
+    "respect_canonicals": False, "dedup": False, "doc_type_boost": 1.0, "recency": "off",
+    "version_aware": False, "analyse_query": False, "identifiers": False, "expansion": False, "rerank": False,
 }
+PLAIN_SEMANTIC = {"mode": "semantic", **_NO_STAGES}
+PLAIN_LEXICAL = {"mode": "lexical", **_NO_STAGES}
 
 
 @dataclass(frozen=True)
 class Config:
-    """One way of searching: option changes over the defaults, with or without a license."""
+    """One way of searching: option changes over the defaults, with or without a license.
+
+    `settings` overrides Django settings for the run (fusion weights, boosts): the knobs that are
+    not per-search options.
+    """
 
     name: str
     changes: dict[str, Any] = field(default_factory=dict)
     licensed: bool = True
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
-CONFIGS = [
-    Config("full pipeline"),
-    Config("Free tier", licensed=False),
-    Config("plain semantic", PLAIN_SEMANTIC),
-    Config("no version lineage", {"version_aware": False, "analyse_query": False}),
-    Config("no canonicals", {"respect_canonicals": False}),
-    Config("no near-dup collapse", {"dedup": False}),
-    Config("no doc-type boost", {"doc_type_boost": 1.0}),
-    Config("no recency", {"recency": "off"}),
-]
+def _without_list(name: str) -> dict[str, Any]:
+    from django.conf import settings
+
+    return {"RRF_WEIGHTS": {**settings.RRF_WEIGHTS, name: 0.0}}
+
+
+def ablation_configs() -> list[Config]:
+    """Full pipeline, the Free tier, the plain baselines, and the full pipeline without each stage."""
+    return [
+        Config("full pipeline"),
+        Config("Free tier", licensed=False),
+        Config("plain semantic", PLAIN_SEMANTIC),
+        Config("plain lexical", PLAIN_LEXICAL),
+        Config("no full-text lexical", settings=_without_list("lexical")),
+        Config("no identifiers", {"identifiers": False}),
+        Config("no heading boost", settings={"IDENTIFIER_HEADING_BOOST": 1.0}),
+        Config("no expansion", {"expansion": False}),
+        Config("no sentence rerank", {"rerank": False}),
+        Config("no version lineage", {"version_aware": False, "analyse_query": False}),
+        Config("no canonicals", {"respect_canonicals": False}),
+        Config("no near-dup collapse", {"dedup": False}),
+        Config("no doc-type boost", {"doc_type_boost": 1.0}),
+        Config("no recency", {"recency": "off"}),
+    ]
 
 
 # --- matching ---------------------------------------------------------------------------------
@@ -243,10 +264,13 @@ def evaluate(
     on_results: Callable[[dict, Sequence[SearchResult]], None] | None = None,
 ) -> dict[str, dict[str, float]]:
     """One configuration's figures per question kind; the license must already match `config.licensed`."""
+    from django.test import override_settings
+
     options = replace(SearchOptions(workspace=workspace, top_k=RANKED), **config.changes)
     scores: dict[str, list[dict[str, float]]] = {kind: [] for kind in KINDS}
     for question in questions:
-        results = search(question["question"], options)
+        with override_settings(**config.settings):
+            results = search(question["question"], options)
         if (results.canonical_filtering == UNLICENSED) == config.licensed and options.respect_canonicals:
             raise RuntimeError(f"{config.name}: canonical filtering {results.canonical_filtering!r}: "
                                f"the workspace's license does not match the configuration")
@@ -258,13 +282,14 @@ def evaluate(
 
 
 def evaluate_configs(
-    workspace: Workspace, questions: Sequence[dict], configs: Sequence[Config] = CONFIGS, *,
+    workspace: Workspace, questions: Sequence[dict], configs: Sequence[Config] | None = None, *,
     on_results: Callable[[Config, dict, Sequence[SearchResult]], None] | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Every configuration's figures, licensed ones first, so that the license is removed once, at the end.
 
     The grant is taken back before the Free pass, so a Free pass sees no tier at all.
     """
+    configs = ablation_configs() if configs is None else configs
     figures: dict[str, dict[str, dict[str, float]]] = {}
     for licensed in (True, False):
         batch = [config for config in configs if config.licensed == licensed]

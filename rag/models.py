@@ -7,6 +7,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models import Value
 from pgvector.django import HnswIndex, VectorField
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a different encoder needs a migration
@@ -56,6 +57,29 @@ class DocType(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class QueryExpansion(models.Model):
+    """A workspace's domain term and what it also means: "capacity" -> "throughput, max concurrent workflows".
+
+    Applied to the lexical side of search (rag.retrieval.expansion): a question that says the
+    term also looks for its expansions' words, which the documents may use instead.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="query_expansions")
+    term = models.CharField(max_length=100, help_text="A word or phrase, matched case-blind as whole words.")
+    expansions = models.CharField(max_length=1000,
+                                  help_text="Comma-separated words or phrases to look for as well.")
+
+    class Meta:
+        ordering = ["workspace_id", "term"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "term"], name="query_expansion_unique_term")]
+
+    def __str__(self) -> str:
+        return f"{self.term} -> {self.expansions}"
+
+    def expansion_list(self) -> list[str]:
+        return [part.strip() for part in self.expansions.split(",") if part.strip()]
 
 
 class DocumentFamily(models.Model):
@@ -216,6 +240,9 @@ class Chunk(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    # Whole-token identifiers of the heading and text (rag.retrieval.identifiers), filled at index time:
+    # `proxy.upstream_timeout` matches itself, not every chunk that says "timeout".
+    identifiers = ArrayField(models.CharField(max_length=100), default=list, blank=True, db_default=Value([]))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -224,6 +251,7 @@ class Chunk(models.Model):
             HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
                       opclasses=["vector_cosine_ops"]),
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
+            GinIndex(fields=["identifiers"], name="chunk_identifiers_gin"),
             models.Index(fields=["workspace", "text_hash"]),
         ]
 

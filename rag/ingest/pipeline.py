@@ -26,6 +26,7 @@ from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
 from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
 from rag.lineage.labels import extract_version_label
 from rag.models import Chunk, DocType, Document, EmbeddingCache
+from rag.retrieval.identifiers import chunk_identifiers
 
 logger = logging.getLogger(__name__)
 
@@ -203,6 +204,7 @@ def document_index(
                 text=draft.text,
                 text_hash=text_hash(draft.text),
                 heading_path=draft.heading_path[:1000],
+                identifiers=chunk_identifiers(text=draft.text, heading_path=draft.heading_path),
                 chunk_index=draft.chunk_index,
                 total_chunks=draft.total_chunks,
                 chunk_position=draft.chunk_position,

@@ -146,3 +146,38 @@ def lexical_candidates(scope: Scope, query: LexicalQuery, limit: int) -> list[tu
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, query.tsquery, settings.LEXICAL_RANK_CAP, query.tsquery, limit])
         return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+
+
+def identifier_candidates(scope: Scope, identifiers: list[str], limit: int) -> list[tuple[int, float]]:
+    """(chunk id, weight) of chunks that hold the question's identifiers, rarest identifiers weighing most.
+
+    A chunk's weight is the sum of ln(1 + chunks in scope / chunks holding it) over the
+    identifiers it holds. An identifier held by more than IDENTIFIER_MAX_SHARE of the scope
+    (`conf.py` in a Sphinx pile) names no particular passage and is left out. At most
+    LEXICAL_RANK_CAP matching rows are weighed, as on the full-text side.
+    """
+    if not identifiers:
+        return []
+    condition, params = scope.chunk_condition("c")
+    in_scope = max(scope.chunks_in_scope, 1)
+    most = max(settings.IDENTIFIER_MAX_SHARE * in_scope, 3)
+    sql = f"""
+        WITH m AS (
+            SELECT c.id, c.identifiers FROM {CHUNK} c
+            WHERE {condition} AND c.identifiers && %s::varchar[]
+            LIMIT %s
+        ), held AS (
+            SELECT m.id, i.identifier FROM m CROSS JOIN LATERAL unnest(m.identifiers) AS i(identifier)
+            WHERE i.identifier = ANY(%s::varchar[])
+        ), df AS (
+            SELECT identifier, count(*) AS n FROM held GROUP BY identifier
+        )
+        SELECT held.id, sum(ln(1 + %s::float8 / df.n)) AS weight
+        FROM held JOIN df USING (identifier)
+        WHERE df.n <= %s
+        GROUP BY held.id
+        ORDER BY weight DESC, held.id
+        LIMIT %s"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, identifiers, settings.LEXICAL_RANK_CAP, identifiers, in_scope, most, limit])
+        return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]

@@ -140,6 +140,9 @@ class SearchOptions:
     as_of_version: str = ""  # answer from the family members current at this version label
     as_of_date: datetime | None = None  # ... or at this date
     analyse_query: bool = True  # read version, date and change mentions out of the query text
+    identifiers: bool | None = None  # whole-token identifier list and heading boost (None: SEARCH_IDENTIFIERS)
+    expansion: bool | None = None  # the workspace's domain dictionary on the lexical side (None: SEARCH_EXPANSION)
+    rerank: bool | None = None  # sentence-level rerank of the head (None: SEARCH_RERANK)
 
     @property
     def workspace_id(self) -> int:
@@ -156,6 +159,9 @@ class SearchOptions:
             doc_type_boost=settings.DOC_TYPE_BOOST if self.doc_type_boost is None else self.doc_type_boost,
             recency_half_life_days=self.recency_half_life_days or settings.RECENCY_HALF_LIFE_DAYS,
             recency_weight=settings.RECENCY_WEIGHT if self.recency_weight is None else self.recency_weight,
+            identifiers=settings.SEARCH_IDENTIFIERS if self.identifiers is None else self.identifiers,
+            expansion=settings.SEARCH_EXPANSION if self.expansion is None else self.expansion,
+            rerank=settings.SEARCH_RERANK if self.rerank is None else self.rerank,
         )
         resolved.validate()
         return resolved

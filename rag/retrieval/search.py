@@ -1,8 +1,13 @@
 """`search(query, options)`: the one retrieval entry point (chat, `manage.py search`, the JSON API).
 
     scope (SQL filters, workspace always)
-      -> semantic kNN (HNSW or exact, see sql.py) + lexical (rare terms, see lexical.py)
-      -> reciprocal rank fusion (k = RRF_K)
+      -> semantic kNN (HNSW or exact, see sql.py) + lexical (rare terms, see lexical.py;
+         with the workspace's domain expansions, expansion.py) + whole-token identifiers
+         (identifiers.py) + when an LLM is configured and SEARCH_LLM_REWRITE is on, the
+         semantic list of the model's rewrite of the question (rewrite.py; skipped on failure)
+      -> weighted reciprocal rank fusion (k = RRF_K, weights RRF_WEIGHTS)
+      -> heading boost for chunks whose heading names one of the question's identifiers
+      -> sentence-level rerank of the head (rerank.py)
       -> doc-type soft boost (query classifier, or the user's choice)
       -> recency decay (trend queries only; ages from the newest document in scope)
       -> version-aware (versions.py): a superseded chunk gives its slot to its newest
@@ -31,6 +36,10 @@ from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADA
 from licensing.services import has_feature
 from rag import embeddings
 from rag.retrieval import lexical, sql
+from rag.retrieval.expansion import expansions_for
+from rag.retrieval.identifiers import identifiers_in
+from rag.retrieval.rerank import rerank_head
+from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
@@ -154,7 +163,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     }
 
     query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
-    fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K)
+    fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K, weights=settings.RRF_WEIGHTS)
     canonical_aware = canonical_filtering == APPLIED
     present = options.version_aware and not (options.as_of_version or options.as_of_date)
     head = max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20)  # where a replacement can still reach top_k
@@ -165,7 +174,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     stats["candidates"] = len(candidates)
     clock.lap("hydrate_ms")
 
-    _rerank(query, candidates, options, stats, scope_filters=options.filters, now=now)
+    _rerank(query, candidates, options, stats, scope_filters=options.filters, now=now, query_vector=query_vector)
     if options.version_aware:
         if present:
             candidates = _present(candidates, options, stats, rows=rows, now=now)
@@ -211,8 +220,23 @@ def _ranked_lists(
         stats["semantic_path"] = semantic.path
         stats["ef_search"] = semantic.ef_search
         clock.lap("semantic_ms")
+        if options.mode == "hybrid" and rewrite_enabled():
+            rewritten, failure = rewrite_or_none(query)
+            stats["rewrite"] = {"query": rewritten, "error": failure}
+            if rewritten:
+                ranked["rewrite"] = [chunk_id for chunk_id, _ in
+                                     sql.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
+            clock.lap("rewrite_ms")
     if options.mode in ("hybrid", "lexical"):
-        terms, table_rows = lexical.question_terms(query, workspace_id=scope.workspace_id)
+        expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
+        stats["expansions"] = expansions
+        lexical_text = " ".join([query, *expansions])
+        if options.identifiers:
+            wanted = identifiers_in(lexical_text)
+            stats["identifiers"] = wanted
+            ranked["identifiers"] = [chunk_id for chunk_id, _ in lexical.identifier_candidates(scope, wanted, pool)]
+            clock.lap("identifiers_ms")
+        terms, table_rows = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id)
         lexical_query = lexical.build_lexical_query(terms, table_rows=table_rows)
         matches = lexical.lexical_candidates(scope, lexical_query, pool) if lexical_query else []
         ranked["lexical"] = [chunk_id for chunk_id, _ in matches]
@@ -222,8 +246,18 @@ def _ranked_lists(
 
 
 def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
-            scope_filters: SearchFilters, now) -> None:
-    """Doc-type boost, then recency for trend queries; sorts the candidates best first."""
+            scope_filters: SearchFilters, now, query_vector: list[float] | None) -> None:
+    """Identifier heading boost, sentence rerank, doc-type boost, then recency for trend queries; best first."""
+    wanted = set(stats.get("identifiers") or ())
+    if wanted and settings.IDENTIFIER_HEADING_BOOST != 1.0:
+        for candidate in candidates:
+            if wanted.intersection(identifiers_in(candidate.row["heading_path"] or "")):
+                candidate.score *= settings.IDENTIFIER_HEADING_BOOST
+        candidates.sort(key=lambda c: -c.score)
+    # Hybrid only: mode="semantic" promises the kNN order, mode="lexical" has no query vector.
+    if options.rerank and options.mode == "hybrid" and query_vector is not None and settings.RERANK_SENTENCE_WEIGHT > 0:
+        stats["rerank"] = rerank_head(candidates, query_vector=query_vector, depth=settings.RERANK_DEPTH,
+                                      sentence_weight=settings.RERANK_SENTENCE_WEIGHT)
     boosted: list[str] = []
     if options.doc_type_boost != 1.0:
         boosted = list(options.doc_type_override) or classify_query(query, doc_type_keywords())

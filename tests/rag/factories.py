@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 import factory
 
 from rag.models import Chunk, Document
+from rag.retrieval.identifiers import chunk_identifiers
 from tests.factories import WorkspaceFactory
 
 
@@ -42,6 +43,7 @@ class ChunkFactory(factory.django.DjangoModelFactory):
     text = factory.Sequence(lambda n: f"Chunk number {n} says something distinct about topic {n}.")
     text_hash = factory.LazyAttribute(lambda o: hashlib.sha256(o.text.encode()).hexdigest())
     heading_path = factory.LazyAttribute(lambda o: o.document.title)
+    identifiers = factory.LazyAttribute(lambda o: chunk_identifiers(text=o.text, heading_path=o.heading_path))
     chunk_index = 0
     total_chunks = 1
     chunk_position = "only"

@@ -8,7 +8,7 @@ import pytest
 
 from licensing.models import License
 from rag.evaluation import (
-    CONFIGS, evaluate_configs, path_matches, release_paths_widen, score_change, score_current, score_version, states,
+    ablation_configs, evaluate_configs, path_matches, release_paths_widen, score_change, score_current, score_version, states,
     summarise,
 )
 from rag.retrieval import SearchResult
@@ -126,7 +126,7 @@ def test_configurations_run_licensed_then_free_on_one_workspace(workspace):
         "expected_path": "api/limits-v3.adoc", "answer_patterns": ["1200 requests per minute"],
         "outdated": [{"path": "v2.0/limits.md", "patterns": ["600 requests per minute"]}],
     }
-    configs = [c for c in CONFIGS if c.name in ("full pipeline", "Free tier", "plain semantic")]
+    configs = [c for c in ablation_configs() if c.name in ("full pipeline", "Free tier", "plain semantic")]
 
     figures = evaluate_configs(workspace, [question], configs)
 

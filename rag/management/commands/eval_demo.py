@@ -2,7 +2,7 @@
 
 Indexes the corpus into its own workspace (in-process; unchanged files are
 skipped on a rerun), merges it, then runs every question of the ground
-truth through each configuration of `rag.evaluation.CONFIGS`: licensed ones
+truth through each configuration of `rag.evaluation.ablation_configs()`: licensed ones
 with an Enterprise license, then "Free tier" on the same index with the
 workspace's licenses deleted. Prints a summary and a table per question kind.
 
@@ -25,7 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from rag import embeddings
 from rag.evaluation import (
-    CONFIGS,
+    ablation_configs,
     Config,
     eval_workspace_prepare,
     evaluate_configs,
@@ -77,7 +77,9 @@ class Command(BaseCommand):
         self.stderr.write(f"indexing: {indexed}")
 
         embeddings.get_encoder()  # loaded once, before the first question
-        figures = evaluate_configs(target, questions, CONFIGS, on_results=self._details if opts["details"] else None)
+        configs = ablation_configs()
+        self._first = configs[0]
+        figures = evaluate_configs(target, questions, configs, on_results=self._details if opts["details"] else None)
         if opts["json"]:
             self.stdout.write(json.dumps({"title": title, "configurations": figures}, indent=2))
             return
@@ -93,7 +95,7 @@ class Command(BaseCommand):
 
     def _details(self, config: Config, question: dict, results: Sequence[SearchResult]) -> None:
         """The full pipeline's top 5; `*` marks a result from a document the question expects."""
-        if config is not CONFIGS[0]:
+        if config is not self._first:
             return
         expected = [question["expected_path"]] if "expected_path" in question else [
             side["path"] for side in question["sides"]]

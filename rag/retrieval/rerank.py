@@ -1,0 +1,100 @@
+"""Reranking the head of the fused list by sentence-level evidence, with the encoder we already have.
+
+A chunk's vector averages every sentence in it, so a long reference section
+that states the fact in one line can rank below a topic page that talks
+around it. For the best RERANK_DEPTH candidates we therefore also compare the
+question with each sentence of the chunk and keep the best cosine: the
+passage that *states* something close to the question rises.
+
+    combined = fused / best fused in the head + RERANK_SENTENCE_WEIGHT * best sentence cosine
+
+and the head is re-sorted by `combined`, rescaled onto the fused scale so the
+later stages (doc-type boost, version demotions) act as before. Sentence
+vectors are computed at query time and kept in a bounded in-process cache,
+keyed by the sentence text: the same passages come back for related
+questions, and nothing is written to the database from a search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rag import embeddings
+
+MIN_SENTENCE_CHARS = 12  # shorter lines ("Default: 5", a lone heading) carry little of their own
+MAX_SENTENCES_PER_CHUNK = 16  # a long table chunk must not cost a hundred encodings
+CACHE_SIZE = 20000  # sentence vectors kept per process (float32, 384 dims: ~30 MB)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=[A-Z`*\"'(\[-])|\n+")
+
+_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def chunk_sentences(text: str) -> list[str]:
+    """The chunk's sentences and lines, cheaply: no full segmenter on the query path."""
+    pieces = [" ".join(piece.split()) for piece in _SENTENCE_END.split(text or "")]
+    kept = [piece for piece in pieces if len(piece) >= MIN_SENTENCE_CHARS]
+    return kept[:MAX_SENTENCES_PER_CHUNK]
+
+
+def _sentence_vectors(sentences: Sequence[str]) -> np.ndarray:
+    encoder = embeddings.get_encoder()
+    keys = [(encoder.name, hashlib.sha1(s.encode()).hexdigest()) for s in sentences]
+    vectors: dict[int, np.ndarray] = {}
+    with _cache_lock:
+        for index, key in enumerate(keys):
+            if key in _cache:
+                _cache.move_to_end(key)
+                vectors[index] = _cache[key]
+    missing = [index for index in range(len(sentences)) if index not in vectors]
+    if missing:
+        encoded = encoder.encode([sentences[index] for index in missing])
+        with _cache_lock:
+            for index, vector in zip(missing, encoded):
+                array = np.asarray(vector, dtype=np.float32)
+                vectors[index] = array
+                _cache[keys[index]] = array
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    return np.stack([vectors[index] for index in range(len(sentences))]) if sentences else np.zeros((0, 1))
+
+
+def best_sentence_similarities(query_vector: Sequence[float], texts: Sequence[str]) -> list[float]:
+    """For each text, the cosine of its sentence closest to the query (0.0 for a text without sentences)."""
+    per_text = [chunk_sentences(text) for text in texts]
+    flat = [sentence for sentences in per_text for sentence in sentences]
+    if not flat:
+        return [0.0] * len(texts)
+    matrix = _sentence_vectors(flat)
+    query = np.asarray(query_vector, dtype=np.float32)
+    similarities = matrix @ query  # the encoder normalizes its vectors: a dot product is the cosine
+    best, start = [], 0
+    for sentences in per_text:
+        best.append(float(similarities[start:start + len(sentences)].max()) if sentences else 0.0)
+        start += len(sentences)
+    return best
+
+
+def rerank_head(candidates: list[Any], *, query_vector: Sequence[float], depth: int,
+                sentence_weight: float) -> dict[str, Any]:
+    """Re-sort the first `depth` candidates (best first, with `.score` and `.row["text"]`) in place."""
+    head = candidates[:depth]
+    if len(head) < 2:
+        return {"reranked": 0}
+    best = best_sentence_similarities(query_vector, [c.row["text"] for c in head])
+    top_fused = max(c.score for c in head) or 1.0
+    combined = [c.score / top_fused + sentence_weight * similarity for c, similarity in zip(head, best)]
+    top_combined = max(combined) or 1.0
+    for candidate, value in zip(head, combined):
+        candidate.score = top_fused * value / top_combined
+    head.sort(key=lambda c: -c.score)
+    candidates[:depth] = head
+    return {"reranked": len(head), "best_sentence": round(max(best), 4)}
