@@ -1,7 +1,10 @@
 """Sentence spans of a chunk: the ids `chunk_id.sentence_index` that citations point at.
 
 The chat composer and the document page both split here, so an id means the
-same sentence in both places.
+same sentence in both places. A fenced code block (the parsers fence every
+literal block) is one span of kind "code", so no sentence is cut out of code
+and the answerer can tell code from prose; each line of a list keeps its own
+span (kind "item") so that it can be quoted with its lead-in.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from functools import lru_cache
 
 import pysbd
 
+CODE_FENCE = "```"  # the parsers' fence (rag.ingest.parsers._common.CODE_FENCE)
+_PARAGRAPH = re.compile(r"[^\n]+(?:\n(?!\s*\n)[^\n]+)*")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,8 @@ class SentenceSpan:
     start: int
     end: int
     text: str
+    paragraph: int = 0  # paragraphs are separated by blank lines; a code block is one
+    kind: str = "prose"  # "prose" | "item" (a list line) | "code"
 
 
 @lru_cache(maxsize=1)
@@ -27,19 +35,56 @@ def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False, char_span=True)
 
 
+def _blocks(text: str) -> list[tuple[int, str, str]]:
+    """(offset, text, kind) of each paragraph, a fenced code block whole even across blank lines."""
+    blocks: list[tuple[int, str, str]] = []
+    position = 0
+    while position < len(text):
+        start = text.find(CODE_FENCE + "\n", position)
+        at_line_start = start == 0 or (start > 0 and text[start - 1] == "\n")
+        while start != -1 and not at_line_start:
+            start = text.find(CODE_FENCE + "\n", start + 1)
+            at_line_start = start > 0 and text[start - 1] == "\n"
+        prose_end = start if start != -1 else len(text)
+        for match in _PARAGRAPH.finditer(text, position, prose_end):
+            blocks.append((match.start(), match.group(0), "prose"))
+        if start == -1:
+            break
+        end = text.find("\n" + CODE_FENCE, start + len(CODE_FENCE))
+        end = len(text) if end == -1 else end + 1 + len(CODE_FENCE)
+        blocks.append((start, text[start:end], "code"))
+        position = end
+    return blocks
+
+
 def sentence_spans(text: str) -> list[SentenceSpan]:
     """Sentences within lines/paragraphs: a heading line never glues onto the next sentence."""
     spans: list[SentenceSpan] = []
-    for block in re.finditer(r"[^\n]+(?:\n(?!\s*\n)[^\n]+)*", text):
-        block_text = block.group(0)
-        for piece in _segmenter().segment(block_text):
-            stripped = piece.sent.strip()
-            if not stripped:
-                continue
-            offset = piece.sent.find(stripped)
-            start = block.start() + piece.start + max(offset, 0)
-            spans.append(SentenceSpan(len(spans), start, start + len(stripped), stripped))
+    for paragraph, (offset, block_text, kind) in enumerate(_blocks(text)):
+        if kind == "code":
+            stripped = block_text.strip()
+            spans.append(SentenceSpan(len(spans), offset, offset + len(block_text), stripped, paragraph, "code"))
+            continue
+        line_offset = 0
+        for line in _lines_or_block(block_text):
+            line_kind = "item" if _LIST_ITEM.match(line) else "prose"
+            base = offset + block_text.find(line, line_offset)
+            line_offset = base - offset + len(line)
+            for piece in _segmenter().segment(line):
+                stripped = piece.sent.strip()
+                if not stripped:
+                    continue
+                start = base + piece.start + max(piece.sent.find(stripped), 0)
+                spans.append(SentenceSpan(len(spans), start, start + len(stripped), stripped, paragraph, line_kind))
     return spans
+
+
+def _lines_or_block(block_text: str) -> list[str]:
+    """A paragraph with list lines is read line by line (an item ends at its line); prose as a whole."""
+    lines = block_text.split("\n")
+    if len(lines) > 1 and any(_LIST_ITEM.match(line) for line in lines):
+        return lines
+    return [block_text]
 
 
 def split_sentences(text: str) -> list[str]:

@@ -249,9 +249,9 @@ def test_rst_directives_literals_and_comments() -> None:
     parsed = parse_fixture("install.rst")
     assert section(parsed, "Requirements") == "You need Python 3.11 and pip.\n\nUse a virtual environment."
     assert section(parsed, "Database") == (
-        'Create the database:\n\ncreatedb docent\npsql docent -c "CREATE EXTENSION vector"'
-    )
-    assert section(parsed, "Extensions") == 'psql -c "\\dx"'
+        'Create the database:\n\n```\ncreatedb docent\npsql docent -c "CREATE EXTENSION vector"\n```'
+    )  # code is fenced, so the answerer never quotes it as prose
+    assert section(parsed, "Extensions") == '```\npsql -c "\\dx"\n```'
     assert section(parsed, "Configuration") == "Set DATABASE_URL. See the settings page."
     for markup in (".. note::", "code-block", ":caption:", "database-setup", "not indexed", "https://example.com"):
         assert markup not in parsed.text
@@ -362,7 +362,7 @@ def test_html_entities_in_code_come_out_as_literal_text() -> None:
     assert 'curl -H "Authorization: Bearer <api-key>" https://docent.example.com/api/search' in authentication
     assert "&lt;" not in parsed.text
     assert section(parsed, "Rotating keys") == "Create a new key.\n\nRevoke the old key & redeploy."
-    assert "401 Missing key" in section(parsed, "Errors")
+    assert "401: Meaning: Missing key." in section(parsed, "Errors")  # a table row keeps its header
 
 
 def test_html_meta_names_and_properties_are_metadata() -> None:

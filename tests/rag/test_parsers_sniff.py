@@ -95,7 +95,7 @@ def test_markdown_saved_as_txt_gets_its_title_and_heading_paths() -> None:
         (title, "Kubernetes", "Scaling"),
         (title, "Backups"),
     ]
-    assert section(parsed, "Kubernetes") == "# not a heading\nreplicas: 2"
+    assert section(parsed, "Kubernetes") == "```\n# not a heading\nreplicas: 2\n```"
     assert parsed.metadata["sniffed_from"] == "text"
 
 
@@ -194,8 +194,7 @@ def test_version_directives_read_as_sphinx_writes_them() -> None:
         "Each API key has a limit.",
         "Changed in version 3.0: The default is 1200 requests per minute.",
         "Deprecated since version 3.1: Use per-route limits instead.",
-        "ratelimit_default",
-        "The limit for keys without their own.",
+        "ratelimit_default: The limit for keys without their own.",  # an object keeps its description
         "Changed in version 2.1:\n- Applies to consumers too.\n- Counted per node.",
         "Removed in version 4.0.",
     ]
@@ -272,13 +271,11 @@ def test_real_sphinx_page_saved_as_txt() -> None:
     assert "viewcode extension will import the modules" in parsed.sections[0].text
     configuration = section(parsed, "Configuration")
     assert configuration.split("\n\n") == [
-        "viewcode_follow_imported_members",
-        "If this is True, viewcode extension will emit viewcode-follow-imported event to resolve the name "
-        "of the module by other extensions. The default is True.",
+        "viewcode_follow_imported_members: If this is True, viewcode extension will emit viewcode-follow-imported "
+        "event to resolve the name of the module by other extensions. The default is True.",
         "New in version 1.3.",
         "Changed in version 1.8: Renamed from viewcode_import to viewcode_follow_imported_members.",
-        "viewcode_enable_epub",
-        "If this is True, viewcode extension is also enabled even if you use epub builders.",
+        "viewcode_enable_epub: If this is True, viewcode extension is also enabled even if you use epub builders.",
         "New in version 1.5.",
     ]
     assert [(item["kind"], item["version"]) for item in parsed.metadata["version_directives"]] == [

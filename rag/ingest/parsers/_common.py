@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +118,9 @@ Block = Heading | str  # a str block is one finished paragraph
 NEW_LINE_IN_PARAGRAPH = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\.{1,5}|\*{1,5}|\|)\s")
 
 
+CODE_FENCE = "```"
+
+
 def squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -130,9 +133,11 @@ def optional_str(value: Any) -> str | None:
 class BlockWriter:
     """Collects headings and paragraphs in reading order for the line-based formats."""
 
-    def __init__(self) -> None:
+    def __init__(self, inline: Callable[[str], str] | None = None) -> None:
         self.blocks: list[Block] = []
         self._lines: list[str] = []
+        # Inline markup is removed per joined line, so a role or link that wraps lines still matches.
+        self._inline = inline
 
     def line(self, text: str) -> None:
         """Add a source line; a blank one ends the current paragraph."""
@@ -145,10 +150,22 @@ class BlockWriter:
             self.blocks.append(Heading(level, text))
 
     def verbatim(self, text: str) -> None:
-        """Add a code or literal block as one paragraph, keeping its line breaks."""
+        """Add a code or literal block as one fenced paragraph, keeping its line breaks: the
+        fence tells the answerer (rag.sentences) that this is code, never prose to quote."""
         self.flush()
         text = textwrap.dedent(text.strip("\n")).rstrip()
         if text.strip():
+            self.blocks.append(f"{CODE_FENCE}\n{text}\n{CODE_FENCE}")
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        """Add a table as one paragraph per row, each row readable on its own with its headers."""
+        self.flush()
+        self.blocks.extend(table_row_texts(header, rows))
+
+    def definition(self, term: str, definition: str) -> None:
+        """Add a definition-list entry as one paragraph, so the term never loses its value."""
+        self.flush()
+        if text := definition_text(term, definition):
             self.blocks.append(text)
 
     def flush(self) -> None:
@@ -157,7 +174,7 @@ class BlockWriter:
             text = squash(raw)
             if not text:
                 if current:
-                    self.blocks.append("\n".join(current))
+                    self.blocks.append("\n".join(map(self._inline, current) if self._inline else current))
                 current = []
             elif current and not NEW_LINE_IN_PARAGRAPH.match(raw):
                 current[-1] += " " + text
@@ -232,6 +249,44 @@ def build_sections(title: str, blocks: Sequence[Block]) -> list[Section]:
         trail.append(current)
     close()
     return sections
+
+
+# --- tables and definition lists -----------------------------------------------------------------
+
+
+def _sentence(text: str) -> str:
+    text = squash(text)
+    return text if not text or text[-1] in ".!?:;" else text + "."
+
+
+def table_row_texts(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """"Rate limit per API key: 2.0: 600 requests per minute; 2.1: 1000 requests per minute."
+
+    The first cell names the row; every other cell is read with its column's header, so a
+    row quoted alone still says what each value means. Without a header the cells are joined.
+    """
+    header = [squash(cell) for cell in header]
+    texts: list[str] = []
+    for row in rows:
+        cells = [squash(cell) for cell in row]
+        if not any(cells):
+            continue
+        if len(header) < 2 or len(cells) < 2:
+            texts.append(_sentence("; ".join(cell for cell in cells if cell)))
+            continue
+        named = [f"{name}: {value}" if name else value
+                 for name, value in zip(header[1:], cells[1:]) if value]
+        label = cells[0] or header[0]
+        texts.append(_sentence(f"{label}: {'; '.join(named)}" if named else label))
+    return texts
+
+
+def definition_text(term: str, definition: str) -> str:
+    """"auth.token_ttl: Default 12h. Lifetime of Admin API access tokens." as one paragraph."""
+    term, definition = squash(term).rstrip(":"), squash(definition)
+    if not term:
+        return definition
+    return f"{term}: {definition}" if definition else term
 
 
 # --- inline markup --------------------------------------------------------------------------

@@ -36,6 +36,12 @@ _INLINE_RULES: InlineRules = (
     (re.compile(r"\s\+$"), ""),  # hard line break marker
 )
 _VERBATIM_BLOCKS = ("-", ".", "+", "`")
+_TABLE_DELIMITER = re.compile(r"^\|={3,}$")
+_HEADER_OPTION = re.compile(r"options\s*=\s*\"?[^\]\"]*header|%header")
+# `term:: definition` (also `:::`, `::::` and `;;`); the marker must end the term, so macros
+# such as `image::file.png[]` are not terms.
+_DEFINITION = re.compile(r"^(?!\s)(.+?)(?::{2,4}|;;)(?:[ \t]+(.*))?$")
+_CELL_SPEC = re.compile(r"(?:\d+\*)?(?:\d*\.?\d*\+)?[\^<>]?(?:\.[\^<>])?[adehlmsv]?$")
 _ATTRIBUTE_REFERENCE = re.compile(r"\{([A-Za-z0-9_][A-Za-z0-9_-]*)\}")
 
 
@@ -52,6 +58,9 @@ def parse_asciidoc(stem: str, text: str) -> ParsedDocument:
     title: str | None = None
     open_blocks: list[str] = []
     verbatim: list[str] = []
+    table: list[str] | None = None  # the lines of an open `|===` table
+    table_has_header = False
+    previous = ""
     header_lines_seen: int | None = None  # None: not in the header (the lines right after `= Title`)
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
@@ -65,6 +74,19 @@ def parse_asciidoc(stem: str, text: str) -> ParsedDocument:
             elif innermost[0] in _VERBATIM_BLOCKS:
                 verbatim.append(raw)
             continue
+        if table is not None:
+            if _TABLE_DELIMITER.match(line):
+                header, rows = _table_rows(table, metadata, table_has_header)
+                writer.table(header, rows)
+                table = None
+            else:
+                table.append(line)
+            continue
+        if _TABLE_DELIMITER.match(line):
+            table, table_has_header = [], bool(_HEADER_OPTION.search(previous))
+            previous = line
+            continue
+        previous = line
         if _DELIMITER.match(line):
             if open_blocks and line == open_blocks[-1]:
                 open_blocks.pop()
@@ -103,6 +125,11 @@ def parse_asciidoc(stem: str, text: str) -> ParsedDocument:
             continue
         if _BLOCK_ATTRIBUTES.match(line) or _SKIPPED_MACRO.match(line):
             continue
+        if (match := _DEFINITION.match(line)) and not _SKIPPED_MACRO.match(line):
+            writer.line("")
+            term, definition = _strip_inline(match.group(1), metadata), _strip_inline(match.group(2) or "", metadata)
+            writer.line(f"{squash(term)}: {definition}".rstrip())  # the lines that follow continue it
+            continue
         if match := _BLOCK_TITLE.match(line):
             writer.line("")
             writer.line(_strip_inline(match.group(1), metadata))
@@ -116,6 +143,32 @@ def parse_asciidoc(stem: str, text: str) -> ParsedDocument:
     return ParsedDocument(
         title=title, format="asciidoc", sections=sections, metadata=metadata, metadata_lines=attribute_lines
     )
+
+
+def _table_rows(lines: list[str], attributes: dict[str, Any], has_header: bool) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a `|===` table. The first line's cells give the column count; a first
+    line followed by a blank line is the header even without `options="header"`, as in Asciidoctor."""
+    cells_per_line: list[list[str]] = []
+    for line in lines:
+        if not line.strip():
+            cells_per_line.append([])
+            continue
+        pieces = line.split("|")
+        # A cell spec (`2+`, `a`, `^.^`) sits just before its `|`; text before the first `|` continues a cell.
+        cells = [_strip_inline(piece.strip(), attributes) for piece in pieces[1:]]
+        if pieces[0].strip() and not _CELL_SPEC.fullmatch(pieces[0].strip()):
+            cells = [_strip_inline(pieces[0].strip(), attributes), *cells] if not cells_per_line else cells
+        cells_per_line.append(cells)
+    first = next((index for index, cells in enumerate(cells_per_line) if cells), None)
+    if first is None:
+        return [], []
+    columns = len(cells_per_line[first])
+    implicit_header = first + 1 < len(cells_per_line) and not cells_per_line[first + 1] and columns > 1
+    flat = [cell for cells in cells_per_line for cell in cells]
+    rows = [flat[start : start + columns] for start in range(0, len(flat), columns)]
+    if (has_header or implicit_header) and rows:
+        return rows[0], rows[1:]
+    return [], rows
 
 
 def _read_header_line(

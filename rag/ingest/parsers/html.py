@@ -68,6 +68,15 @@ class _Outline:
             self._end_paragraph()
             self.writer.verbatim(tag.get_text())
             return []
+        if tag.name == "table" and not tag.find("table"):
+            self._end_paragraph()
+            self.writer.table(*_table_cells(tag))
+            return []
+        if tag.name == "dl" and not tag.find("dl"):
+            self._end_paragraph()
+            for term, definition in _definitions(tag):
+                self.writer.definition(term, definition)
+            return []
         if tag.name in ("br", "td", "th"):
             self._inline.append(" ")
             return [self._SPACE, *children]
@@ -86,6 +95,38 @@ class _Outline:
     def finish(self) -> list[Block]:
         self._end_paragraph()
         return self.writer.finish()
+
+
+def _text(tag: Tag) -> str:
+    return squash(tag.get_text(" ").replace("¶", ""))
+
+
+def _table_cells(table: Tag) -> tuple[list[str], list[list[str]]]:
+    """Header and body rows; the header is the <thead> row, else a first row of <th> cells."""
+    rows = [[_text(cell) for cell in row.find_all(["th", "td"], recursive=False)] for row in table.find_all("tr")]
+    first = table.find("tr")
+    head = table.find("thead")
+    has_header = first is not None and (
+        (head is not None and head.find("tr") is first)
+        or all(cell.name == "th" for cell in first.find_all(["th", "td"], recursive=False))
+    )
+    if has_header and rows:
+        return rows[0], rows[1:]
+    return [], rows
+
+
+def _definitions(dl: Tag) -> list[tuple[str, str]]:
+    """(term, definition) pairs of a <dl>; several <dd> of one <dt> read as one definition."""
+    pairs: list[tuple[str, str]] = []
+    for child in dl.find_all(["dt", "dd"]):
+        if child.name == "dt":
+            pairs.append((_text(child), ""))
+        elif pairs:
+            term, definition = pairs[-1]
+            pairs[-1] = (term, f"{definition} {_text(child)}".strip())
+        else:
+            pairs.append(("", _text(child)))
+    return pairs
 
 
 def parse_html(stem: str, text: str) -> ParsedDocument:

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
+from markdown_it import MarkdownIt
 
 from rag.ingest.parsers._common import (
     NEW_LINE_IN_PARAGRAPH,
@@ -134,6 +135,42 @@ def _is_table_divider(line: str) -> bool:
     return "|" in stripped and "---" in stripped and set(stripped) <= set("|-: \t")
 
 
+_TABLE_PARSER = MarkdownIt("commonmark").enable("table")
+
+
+def _table_cells(lines: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a pipe table, cells split by a CommonMark parser (escaped pipes,
+    pipes inside code spans) and stripped of inline markup."""
+    header: list[str] = []
+    rows: list[list[str]] = []
+    current: list[str] | None = None
+    in_head = False
+    for token in _TABLE_PARSER.parse("\n".join(lines)):
+        if token.type == "thead_open":
+            in_head = True
+        elif token.type == "thead_close":
+            in_head = False
+        elif token.type == "tr_open":
+            current = []
+        elif token.type == "tr_close" and current is not None:
+            if in_head:
+                header = current
+            else:
+                rows.append(current)
+            current = None
+        elif token.type == "inline" and current is not None:
+            current.append(_strip_inline(token.content))
+    return header, rows
+
+
+def _table_end(lines: list[str], start: int) -> int:
+    """The index after a pipe table whose header row is lines[start] (a divider follows it)."""
+    end = start + 2
+    while end < len(lines) and lines[end].strip() and "|" in lines[end]:
+        end += 1
+    return end
+
+
 def _without_html_comments(text: str) -> str:
     """Drop `<!-- ... -->`; an unclosed one is left as text. str.find, not a regex, so
     a file full of unclosed comment openers stays linear."""
@@ -193,6 +230,13 @@ def parse_markdown(stem: str, text: str) -> ParsedDocument:
             writer.line("")  # a rule (or an underline we did not take) separates paragraphs
             in_paragraph = False
             continue
+        if "|" in line and not in_paragraph and _is_table_divider(following):
+            end = _table_end(lines, index - 1)
+            header, rows = _table_cells(lines[index - 1 : end])
+            if header or rows:
+                writer.table(header, rows)
+                index = end
+                continue
         if _is_table_divider(line):
             continue
         writer.line(_strip_inline(_QUOTE.sub("", line)))

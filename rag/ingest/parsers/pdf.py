@@ -24,6 +24,7 @@ from rag.ingest.parsers._common import (
     build_sections,
     optional_str,
     squash,
+    table_row_texts,
 )
 
 # A line is a heading when its type is this much larger than the body text: enough to
@@ -46,6 +47,7 @@ class _Line:
     size: float
     top: float
     bottom: float
+    table_row: bool = False  # a row of a ruled table, already rendered with its headers
 
 
 def parse_pdf(stem: str, data: bytes) -> ParsedDocument:
@@ -147,14 +149,34 @@ def _page_lines(number: int, page: Any) -> list[_Line]:
     """Text lines of a page with the median size of their visible characters, which is
     what the heading detector compares."""
     lines: list[_Line] = []
+    tables = [table for table in page.find_tables() if _is_real_table(table)]
     for raw in page.extract_text_lines(return_chars=True, strip=True):
         sizes = [char["size"] for char in raw["chars"] if char["text"].strip()]
         text = squash(raw["text"])
-        if not text or not sizes:
+        if not text or not sizes or any(_inside(raw, table.bbox) for table in tables):
             continue
         size = round(statistics.median(sizes) * 2) / 2  # half points: absorbs rounding noise
         lines.append(_Line(number, text, size, raw["top"], raw["bottom"]))
-    return lines
+    body_size = statistics.median([line.size for line in lines]) if lines else 0.0
+    for table in tables:
+        rows = [[squash(cell or "") for cell in row] for row in table.extract()]
+        top, bottom = table.bbox[1], table.bbox[3]
+        step = (bottom - top) / max(1, len(rows))
+        for offset, text in enumerate(table_row_texts(rows[0], rows[1:])):
+            row_top = top + step * (offset + 1)
+            lines.append(_Line(number, text, body_size, row_top, row_top + step, table_row=True))
+    return sorted(lines, key=lambda line: line.top)
+
+
+def _is_real_table(table: Any) -> bool:
+    """Ruled boxes of one column (a code listing in a frame) are not tables."""
+    rows = table.extract()
+    return len(rows) >= 2 and max((len(row) for row in rows), default=0) >= 2
+
+
+def _inside(line: dict, bbox: tuple[float, float, float, float]) -> bool:
+    middle = (line["top"] + line["bottom"]) / 2
+    return bbox[1] <= middle <= bbox[3] and bbox[0] - 1 <= line["x0"] and line["x1"] <= bbox[2] + 1
 
 
 def _running_lines(pages: list[list[_Line]], page_heights: list[float]) -> tuple[set[int], list[_Line]]:
@@ -211,7 +233,8 @@ def _weighted_median(values: list[tuple[float, int]]) -> float:
 
 def _is_heading(line: _Line, body_size: float) -> bool:
     return (
-        line.size >= body_size * _HEADING_RATIO
+        not line.table_row
+        and line.size >= body_size * _HEADING_RATIO
         and len(line.text) <= _HEADING_MAX_CHARS
         and any(char.isalpha() for char in line.text)
     )
@@ -245,6 +268,8 @@ def _paragraphs(lines: list[_Line]) -> list[str]:
     for line in lines:
         new_paragraph = (
             previous is None
+            or line.table_row
+            or previous.table_row
             or line.page != previous.page
             or line.top - previous.bottom > _PARAGRAPH_GAP * (previous.bottom - previous.top)
         )

@@ -6,7 +6,11 @@ import re
 import textwrap
 from typing import Any
 
+from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
+from docutils.statemachine import StringList
+
 from rag.ingest.parsers._common import (
+    NEW_LINE_IN_PARAGRAPH,
     Block,
     BlockWriter,
     Heading,
@@ -45,6 +49,11 @@ _VERSION_DIRECTIVES = {
 }
 _FIELD = re.compile(r"^:((?:[^:\\\s]|\\.)(?:[^:\\]|\\.)*):(?:\s+(.*))?$")  # `:Date: 2025-02-27`
 _LITERAL = re.compile(r"``([^`]+)``")
+_SIMPLE_TABLE_BORDER = re.compile(r"^\s*=+(?: +=+)+\s*$")
+_GRID_TABLE_BORDER = re.compile(r"^\s*\+(?:-+\+)+\s*$")
+# Sphinx object options worth reading (`.. confval:: x` with `:default: 5`): the value a reader asks for.
+_SIGNATURE_OPTIONS = ("default", "type")
+_OPTION_VALUE = re.compile(r"^\s*:([\w-]+):(?:\s+(.*))?$")
 _INLINE_RULES: InlineRules = (
     (re.compile(r":(?:[\w+.-]+:){1,2}`([^`<]*?)\s*<[^`>]*>`"), r"\1"),  # :ref:`Text <label>`
     (re.compile(r":(?:[\w+.-]+:){1,2}`~(?:[^`]*\.)?([^`.]+)`"), r"\1"),  # :meth:`~a.B.run` reads "run"
@@ -88,6 +97,28 @@ def _indented_block(lines: list[str], start: int, indent: int = 0) -> tuple[list
     return lines[start:end], end
 
 
+def _dedented(lines: list[str]) -> list[str]:
+    return textwrap.dedent("\n".join(lines)).splitlines()
+
+
+def _table_end(lines: list[str], start: int) -> int:
+    """The index after a table whose first border is lines[start].
+
+    A simple table ends at the border followed by a blank line (or the end); a grid table
+    at its last line starting with `+` or `|`.
+    """
+    end = start + 1
+    if _GRID_TABLE_BORDER.match(lines[start]):
+        while end < len(lines) and lines[end].lstrip()[:1] in ("+", "|"):
+            end += 1
+        return end
+    while end < len(lines):
+        if _SIMPLE_TABLE_BORDER.match(lines[end]) and (end + 1 >= len(lines) or not lines[end + 1].strip()):
+            return end + 1
+        end += 1
+    return end
+
+
 def _is_signature(directive: str) -> bool:
     name = directive.rpartition(":")[2]
     return name in _SIGNATURE_DIRECTIVES or name.removeprefix("auto") in _SIGNATURE_DIRECTIVES
@@ -127,7 +158,7 @@ class _Reader:
     """Turns reST lines into blocks; directive bodies are read by the same rules, nested."""
 
     def __init__(self) -> None:
-        self.writer = BlockWriter()
+        self.writer = BlockWriter(inline=_strip_inline)
         self.styles: list[tuple[bool, str]] = []  # (has overline, character), in order of first use
         self.style_uses: dict[tuple[bool, str], int] = {}
         self.docinfo = _Docinfo()
@@ -187,9 +218,26 @@ class _Reader:
                 index = end
                 previous_blank = True
                 continue
+            if _SIMPLE_TABLE_BORDER.match(line) or _GRID_TABLE_BORDER.match(line):
+                end = _table_end(lines, index)
+                if self._table(lines[index:end]):
+                    index, previous_blank = end, True
+                    continue
             if match := _EXPLICIT_MARKUP.match(line):
                 block, index = _indented_block(lines, index + 1, len(match.group(1)))
                 self._explicit_markup(match.group(2) or "", block)
+                previous_blank = True
+                continue
+            following = lines[index + 1] if index + 1 < len(lines) else ""
+            if (previous_blank and following.strip() and _indent(following) > _indent(line)
+                    and not stripped.endswith("::") and not NEW_LINE_IN_PARAGRAPH.match(line)
+                    and not _FIELD.match(stripped)):
+                # A definition list item: the term, then its indented definition, read as one paragraph.
+                body, index = _indented_block(lines, index + 1, _indent(line))
+                writer.line("")
+                writer.line(_strip_inline(stripped).rstrip(":") + ":")
+                self.read(_dedented(body), nested=True)
+                writer.line("")
                 previous_blank = True
                 continue
             if stripped == "::":
@@ -199,7 +247,7 @@ class _Reader:
                 if stripped.endswith("::"):  # "Example::" reads "Example:" and "Example ::" reads "Example"
                     literal_indent = _indent(line)
                     stripped = stripped[:-2].rstrip() + (":" if not stripped[:-2].endswith(" ") else "")
-                writer.line(_strip_inline(stripped))
+                writer.line(stripped)  # inline markup goes when the paragraph is joined
             previous_blank = False
             index += 1
 
@@ -218,18 +266,42 @@ class _Reader:
             return
         name, argument = directive.group(1).lower(), directive.group(2) or ""
         content = list(block)
+        options: dict[str, str] = {}
         while content and _OPTION.match(content[0]):
-            content.pop(0)
-        content = textwrap.dedent("\n".join(content)).splitlines()
+            if option := _OPTION_VALUE.match(content.pop(0)):
+                options[option.group(1).lower()] = option.group(2) or ""
+        content = _dedented(content)
         if name in _CODE_DIRECTIVES:
             writer.verbatim("\n".join(content))
         elif name in _VERSION_DIRECTIVES and argument:
             self._version_change(name, argument, content)
         elif name not in _DROPPED_DIRECTIVES:
-            if argument and (name in _ARGUMENT_IS_TEXT or _is_signature(name)):
+            if argument and _is_signature(name):
+                # "html_theme: Default: 'alabaster'; Type: str." opens the description, as one paragraph.
+                facts = [f"{key.capitalize()}: {_strip_inline(options[key])}" for key in _SIGNATURE_OPTIONS
+                         if options.get(key)]
+                writer.line(_strip_inline(argument) + (": " + "; ".join(facts) + "." if facts else ":"))
+                while content and not content[0].strip():
+                    content.pop(0)
+            elif argument and name in _ARGUMENT_IS_TEXT:
                 writer.line(_strip_inline(argument))
             self.read(content, nested=True)
         writer.line("")
+
+    def _table(self, table_lines: list[str]) -> bool:
+        """A simple or grid table through docutils' table parsers; False when it is not one."""
+        parser = GridTableParser() if table_lines[0].lstrip().startswith("+") else SimpleTableParser()
+        try:
+            _, head_rows, body_rows = parser.parse(StringList([line.rstrip() for line in _dedented(table_lines)]))
+        except TableMarkupError:
+            return False
+
+        def texts(row: list) -> list[str]:
+            return [_strip_inline(squash(" ".join(cell[3]))) if cell else "" for cell in row]
+
+        header = texts(head_rows[-1]) if head_rows else []
+        self.writer.table(header, [texts(row) for row in body_rows])
+        return True
 
     def _version_change(self, name: str, argument: str, content: list[str]) -> None:
         """`.. versionchanged:: 4.1 note` reads "Changed in version 4.1: note", then its body."""
