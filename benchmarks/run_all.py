@@ -1,4 +1,4 @@
-"""`make bench`: run every benchmark script in this folder, one after another, and print their figures."""
+"""`make bench`: run every benchmark (bench_*.py) and fault run (fault_*.py) here, one after another, and print their figures."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> int:
     only = sys.argv[1:]
-    scripts = sorted(p for p in HERE.glob("bench_*.py") if not only or any(name in p.name for name in only))
+    scripts = sorted(p for pattern in ("bench_*.py", "fault_*.py") for p in HERE.glob(pattern)
+                     if not only or any(name in p.name for name in only))
     failures = 0
     for script in scripts:
         print(f"\n=== {script.name} ===", flush=True)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import socket
+import sys
 import threading
+import time
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_ready, worker_shutdown
+from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -16,8 +19,14 @@ app = Celery("docent")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+logger = logging.getLogger(__name__)
+
 HEARTBEAT_KEY = "docent:workers"
+# name -> "live/size": pool processes up and pool processes configured, written with each heartbeat.
+POOL_KEY = "docent:workers:pools"
 _stop_heartbeat = threading.Event()
+# torch threads a pool process uses; the parent loads the model on one thread (see _preload_encoder).
+_pool_process_threads: int | None = None
 
 
 def _redis():
@@ -29,8 +38,6 @@ def _redis():
 
 def live_workers() -> list[str]:
     """Workers whose heartbeat is fresh; cheap enough for every /healthz call."""
-    import time
-
     from django.conf import settings
 
     client = _redis()
@@ -39,14 +46,53 @@ def live_workers() -> list[str]:
     return [name.decode() for name in client.zrangebyscore(HEARTBEAT_KEY, cutoff, "+inf")]
 
 
-def _heartbeat(name: str) -> None:
-    import time
+def worker_pools() -> dict[str, tuple[int, int]]:
+    """(live pool processes, configured pool processes) of each worker with a fresh heartbeat."""
+    names = live_workers()
+    if not names:
+        return {}
+    strengths = _redis().hmget(POOL_KEY, names)
+    pools = {}
+    for name, strength in zip(names, strengths):
+        live, _, size = (strength or b"0/0").decode().partition("/")
+        pools[name] = (int(live), int(size or 0))
+    return pools
 
+
+def _process_running(pid: int) -> bool:
+    """True unless the process is gone or a zombie; reads /proc so that it never reaps the pool's children."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (not Linux): trust the pool's own list
+        return True
+
+
+def pool_strength(pool) -> tuple[int, int]:
+    """(pool processes up, pool processes wanted): a process counts once it has said UP to the parent."""
+    size = int(getattr(pool, "limit", None) or 1)
+    inner = getattr(pool, "_pool", None)
+    processes = getattr(inner, "_pool", None)
+    if processes is None:  # solo or thread pool: the worker process is the pool
+        return size, size
+    # The parent files a process's input queue under its fd when the process's UP message arrives.
+    ready = dict(getattr(inner, "_fileno_to_inq", {}))
+    live = sum(1 for process in list(processes)
+               if ready.get(getattr(process, "inqW_fd", None)) is process and _process_running(process.pid))
+    return live, size
+
+
+def _heartbeat(name: str, pool) -> None:
     from django.conf import settings
 
     while not _stop_heartbeat.is_set():
         try:
-            _redis().zadd(HEARTBEAT_KEY, {name: time.time()})
+            live, size = pool_strength(pool)
+            client = _redis()
+            client.hset(POOL_KEY, name, f"{live}/{size}")
+            client.zadd(HEARTBEAT_KEY, {name: time.time()})
         except Exception:  # the broker may blink; the next beat retries
             pass
         _stop_heartbeat.wait(settings.WORKER_HEARTBEAT_SECONDS)
@@ -55,7 +101,8 @@ def _heartbeat(name: str) -> None:
 @worker_ready.connect
 def _start_heartbeat(sender=None, **kwargs) -> None:
     name = getattr(sender, "hostname", None) or f"worker@{socket.gethostname()}:{os.getpid()}"
-    threading.Thread(target=_heartbeat, args=(name,), daemon=True, name="docent-heartbeat").start()
+    pool = getattr(sender, "pool", None)
+    threading.Thread(target=_heartbeat, args=(name, pool), daemon=True, name="docent-heartbeat").start()
 
 
 @worker_shutdown.connect
@@ -65,8 +112,48 @@ def _end_heartbeat(sender=None, **kwargs) -> None:
     if name:
         try:
             _redis().zrem(HEARTBEAT_KEY, name)
+            _redis().hdel(POOL_KEY, name)
         except Exception:
             pass
+
+
+@worker_init.connect
+def _preload_encoder(**kwargs) -> None:
+    """Load the encoder in the worker's parent, before the pool forks: the children share its pages.
+
+    A replacement for a killed pool process is then up in a fraction of a second instead of a
+    model load, and N processes hold one copy of the weights. The parent loads on one torch
+    thread: a parent that has run an OpenMP thread pool cannot fork safely (GNU libgomp).
+    """
+    global _pool_process_threads
+    from django.conf import settings
+
+    from rag.embeddings import warm_up
+
+    if not settings.WORKER_PRELOAD_ENCODER:
+        return
+    started = time.perf_counter()
+    try:
+        torch = _torch_if_needed()
+        if torch is not None:
+            _pool_process_threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+        warm_up()
+    except Exception:  # each pool process tries again, and a task reports the error with its document
+        logger.exception("encoder preload failed")
+        return
+    gc.freeze()  # the collector would otherwise touch, and so copy, every inherited object in each child
+    logger.info("encoder preloaded in the worker's parent", extra={"seconds": round(time.perf_counter() - started, 2)})
+
+
+def _torch_if_needed():
+    from django.conf import settings
+
+    if settings.EMBEDDING_ENCODER == "hashing":  # no model: nothing to thread
+        return None
+    import torch
+
+    return torch
 
 
 @worker_process_init.connect
@@ -76,13 +163,16 @@ def _fresh_connections(**kwargs) -> None:
 
     for conn in connections.all(initialized_only=True):
         conn.close_if_unusable_or_obsolete()
-    # Load the encoder now, once per pool process, rather than inside the first task.
+    if _pool_process_threads is not None and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(_pool_process_threads)
+    # Inherited from the parent when it preloaded; loaded here otherwise. Either way one encode
+    # before the first task, so that the first document does not pay for it.
     from rag.embeddings import warm_up
 
     try:
         warm_up()
     except Exception:  # a task will raise the same error with its document attached
-        logging.getLogger(__name__).exception("encoder warm-up failed")
+        logger.exception("encoder warm-up failed")
 
 
 @app.task(name="docent.ping")

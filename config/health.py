@@ -8,7 +8,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from config.celery import _redis, live_workers
+from config.celery import _redis, worker_pools
 
 
 def _check_database() -> dict:
@@ -23,8 +23,14 @@ def _check_redis() -> dict:
 
 
 def _check_workers() -> dict:
-    workers = live_workers()
-    return {"workers": {"ok": bool(workers), "count": len(workers)}}
+    """Ok when some worker is alive and none runs fewer pool processes than configured."""
+    pools = worker_pools()
+    degraded = sorted(name for name, (live, size) in pools.items() if live < size)
+    return {"workers": {
+        "ok": bool(pools) and not degraded, "count": len(pools),
+        "processes": sum(live for live, _ in pools.values()), "configured": sum(size for _, size in pools.values()),
+        "degraded": degraded,
+    }}
 
 
 @login_not_required

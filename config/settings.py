@@ -210,6 +210,29 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_WORKER_SEND_TASK_EVENTS = False
+# Redis hands an unacknowledged task to another worker after this long: it must outlast the longest
+# task's hard time limit (merge_workspace, 3660 s; tests/config/test_celery_limits.py checks), or a
+# long task runs twice. A task whose worker died still comes back: after this, or through the reaper.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("BROKER_VISIBILITY_TIMEOUT", default=7200)}
+# Seconds a new pool process has to report UP before the parent kills it. With the encoder preloaded
+# in the parent a process is up in well under a second; a process that loads the model itself
+# (preload off or failed) took 6-25 s on a busy 2-core machine, hence the margin over Celery's 4 s.
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = env.float("WORKER_PROC_ALIVE_TIMEOUT", default=60)
+# The worker's parent loads the encoder before forking its pool: the processes share the weights, and
+# a replacement for a dead process starts at once. Off only for an encoder that cannot survive a fork.
+WORKER_PRELOAD_ENCODER = env.bool("WORKER_PRELOAD_ENCODER", default=True)
+# An indexing item RUNNING past its lease lost its worker: the reaper queues it again. Longer than
+# rag.tasks.index_document's hard time limit (660 s), so that a live run never loses its item.
+JOB_ITEM_LEASE_SECONDS = env.int("JOB_ITEM_LEASE_SECONDS", default=720)
+# How many times an item whose worker died is queued again before it fails: a file that kills its
+# worker every time (a parser crash, out of memory) must not take the pool down forever.
+JOB_ITEM_MAX_LOST_RUNS = env.int("JOB_ITEM_MAX_LOST_RUNS", default=3)
+# How often Celery beat runs the reaper (rag.tasks.reap_job_items); `make run` runs beat in its worker.
+JOB_REAPER_INTERVAL_SECONDS = env.int("JOB_REAPER_INTERVAL_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE = {
+    "reap-job-items": {"task": "rag.tasks.reap_job_items", "schedule": float(JOB_REAPER_INTERVAL_SECONDS)},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Workers write a heartbeat key; /healthz reads it rather than broadcasting pings.
 WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=5)
 

@@ -321,6 +321,11 @@ class IndexingJobItem(models.Model):
     encoded_count = models.PositiveIntegerField(default=0, help_text="Chunks that needed the encoder (not cached).")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Who runs a RUNNING item and until when: past the lease, its worker is presumed dead (rag.jobs).
+    task_id = models.CharField(max_length=64, blank=True, db_default="", default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    lost_runs = models.PositiveSmallIntegerField(default=0, db_default=0,
+                                                 help_text="Runs whose worker died before they finished.")
 
     class Meta:
         ordering = ["job_id", "id"]

@@ -22,6 +22,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from rag.ingest.parsers import UnsupportedFormat, detect_format
+from rag.jobs import job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 
 logger = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ def indexing_job_create(
         documents_unarchive(documents=Document.objects.filter(pk__in=[d.pk for d in unchanged.values() if d.archived]))
         job.archived_count = archived
         job.save(update_fields=["archived_count"])
-        _job_finish_if_done(job.pk)  # every file unchanged: nothing to wait for
+        job_finish_if_done(job.pk)  # every file unchanged: nothing to wait for
         job.refresh_from_db(fields=["finished_at"])
         if enqueue:
             ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
@@ -329,26 +330,26 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
         for item in items:
             item.job = job
         IndexingJobItem.objects.bulk_create(items)
-        _job_finish_if_done(job.pk)  # every file identical or failed: nothing to wait for
+        job_finish_if_done(job.pk)  # every file identical or failed: nothing to wait for
         ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
         transaction.on_commit(lambda: _enqueue_items(ids))
     return job
 
 
-def job_item_run(*, item_id: int, merge_inline: bool = False) -> str:
+def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "") -> str:
     """Run one queued item; running it again after it finished changes nothing.
 
     merge_inline: merge the new chunks in this process instead of queueing the merge (no worker).
+    task_id: the Celery task run that claims the item (rag.jobs.job_item_claim); "" in process.
     """
     from rag.ingest.pipeline import document_index
+    from rag.jobs import job_item_claim, job_item_requeue
 
-    item = IndexingJobItem.objects.select_related("job").filter(pk=item_id).first()
+    item = job_item_claim(item_id=item_id, task_id=task_id)
     if item is None:
-        logger.info("job item gone", extra={"item_id": item_id})
-        return "gone"
-    if item.status in IndexingJobItem.FINISHED:
-        return item.status
-    IndexingJobItem.objects.filter(pk=item_id).update(status=IndexingJobItem.Status.RUNNING, started_at=timezone.now())
+        status = IndexingJobItem.objects.filter(pk=item_id).values_list("status", flat=True).first()
+        logger.info("job item not run", extra={"item_id": item_id, "status": status or "gone"})
+        return status or "gone"
     try:
         outcome = document_index(
             workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
@@ -357,23 +358,29 @@ def job_item_run(*, item_id: int, merge_inline: bool = False) -> str:
         )
     except Exception as exc:
         # Transient errors are retried by the task; anything else must still end the item.
+        from celery.exceptions import SoftTimeLimitExceeded
+
         from rag.tasks import TRANSIENT_ERRORS
 
         if isinstance(exc, TRANSIENT_ERRORS):
-            IndexingJobItem.objects.filter(pk=item_id).update(status=IndexingJobItem.Status.QUEUED)
+            job_item_requeue(item_id=item_id)
             raise
-        logger.exception("document crashed", extra={"item_id": item_id, "path": item.path})
-        outcome_status, error, document_id, chunks, encoded = "failed", f"internal error: {type(exc).__name__}: {exc}", None, 0, 0
+        if isinstance(exc, SoftTimeLimitExceeded):
+            error = "stopped at the soft time limit: indexing this file took too long"
+        else:
+            logger.exception("document crashed", extra={"item_id": item_id, "path": item.path})
+            error = f"internal error: {type(exc).__name__}: {exc}"
+        outcome_status, document_id, chunks, encoded = "failed", None, 0, 0
     else:
         outcome_status, error = outcome.status, outcome.error
         document_id, chunks, encoded = outcome.document_id, outcome.chunk_count, outcome.encoded_count
     IndexingJobItem.objects.filter(pk=item_id).update(
         status=outcome_status, error=error[:2000], document_id=document_id, chunk_count=chunks,
-        encoded_count=encoded, finished_at=timezone.now(),
+        encoded_count=encoded, finished_at=timezone.now(), lease_expires_at=None,
     )
     if document_id is not None and item.display_path:
         _documents_show_paths({document_id: item.display_path})
-    _job_finish_if_done(item.job_id)
+    job_finish_if_done(item.job_id)
     if outcome_status == "indexed" and document_id is not None:
         from rag.hooks import after_document_indexed
 
@@ -385,12 +392,6 @@ def _documents_show_paths(shown: dict[int, str]) -> None:
     """Record the path pages show for each document (relative to the folder it was last ingested from)."""
     for document_id, display_path in shown.items():
         Document.objects.filter(pk=document_id).exclude(display_path=display_path).update(display_path=display_path)
-
-
-def _job_finish_if_done(job_id: int) -> None:
-    pending = IndexingJobItem.objects.filter(job_id=job_id).exclude(status__in=IndexingJobItem.FINISHED).exists()
-    if not pending:
-        IndexingJob.objects.filter(pk=job_id, finished_at__isnull=True).update(finished_at=timezone.now())
 
 
 def job_progress(*, job: IndexingJob) -> dict:

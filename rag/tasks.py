@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-from django.db import InterfaceError, OperationalError
+from celery import Task, shared_task
+from celery.exceptions import TimeLimitExceeded
+from django.db import InterfaceError, OperationalError, connections
 
 # Worth a retry: the database or broker blinked. Bad input is never retried.
 TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 
+class IndexTask(Task):
+    """An indexing task whose item fails with the reason when the task gives up, never stays QUEUED/RUNNING."""
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        from rag.jobs import job_item_fail
+
+        item_id = args[0] if args else kwargs["item_id"]
+        if isinstance(exc, TimeLimitExceeded):
+            # Called in the worker's parent, which killed the pool process running the item.
+            reason = f"stopped at the hard time limit: indexing took longer than {self.time_limit} s"
+        else:
+            reason = f"gave up after {self.request.retries} retries: {type(exc).__name__}: {exc}"
+        try:
+            job_item_fail(item_id=item_id, reason=reason)
+        finally:
+            if isinstance(exc, TimeLimitExceeded):
+                connections.close_all()  # the parent forks new pool processes: it keeps no database socket
+
+
 @shared_task(
+    base=IndexTask,
+    bind=True,
     name="rag.tasks.index_document",
     acks_late=True,
     autoretry_for=TRANSIENT_ERRORS,
@@ -20,10 +42,20 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
     soft_time_limit=600,
     time_limit=660,
 )
-def index_document(item_id: int) -> str:
+def index_document(self, item_id: int) -> str:
     from rag.services import job_item_run
 
-    return job_item_run(item_id=item_id)
+    return job_item_run(item_id=item_id, task_id=self.request.id or "")
+
+
+@shared_task(name="rag.tasks.reap_job_items", soft_time_limit=120, time_limit=150)
+def reap_job_items() -> dict:
+    """Celery beat runs this every JOB_REAPER_INTERVAL_SECONDS: items whose worker died go back to the queue."""
+    from dataclasses import asdict
+
+    from rag.jobs import job_items_reap
+
+    return asdict(job_items_reap())
 
 
 # A merge also retries when it timed out waiting for its workspace's lock (lock_timeout raises

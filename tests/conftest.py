@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,9 +10,9 @@ from django.conf import settings
 from django.db import connection
 
 from tests.factories import UserFactory, WorkspaceFactory
+from tests.faults import QUEUES, PoolWorker
 from tests.licensing.factories import TEST_PUBLIC_KEY
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -66,45 +60,17 @@ def _test_database_url() -> str:
     return f"postgresql://{user}{password}@{host}{port}/{params['NAME']}"
 
 
-class WorkerProcess:
+class WorkerProcess(PoolWorker):
     """A real `celery -A config worker` process against the test database."""
 
-    def __init__(self, *, concurrency: int = 1, queues: str = "default,ingest,merge", extra_env: dict | None = None):
-        self.name = f"test-{uuid.uuid4().hex[:8]}@localhost"
-        env = {
-            **os.environ,
-            "DATABASE_URL": _test_database_url(),
-            "REDIS_URL": settings.REDIS_URL,
-            "DATA_DIR": str(settings.DATA_DIR),
-            "EMBEDDING_ENCODER": settings.EMBEDDING_ENCODER,
-            **(extra_env or {}),
-        }
-        self.log_path = Path(settings.DATA_DIR) / f"{self.name.split('@')[0]}.log"
-        self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-n", self.name, "-Q", queues,
-             "--concurrency", str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-        )
+    def __init__(self, *, concurrency: int = 1, queues: str = QUEUES, extra_env: dict | None = None, **kwargs):
+        super().__init__(database_url=_test_database_url(), redis_url=settings.REDIS_URL,
+                         data_dir=Path(settings.DATA_DIR), encoder=settings.EMBEDDING_ENCODER,
+                         concurrency=concurrency, queues=queues, extra_env=extra_env, **kwargs)
 
     def wait_ready(self, timeout: float = 60) -> None:
-        from config.celery import live_workers
-
-        deadline = time.monotonic() + timeout
-        while self.name not in live_workers():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker {self.name} did not start:\n{self.log_path.read_text()[-3000:]}")
-            time.sleep(0.2)
-
-    def stop(self, timeout: float = 30) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
+        """Until every pool process is up (has warmed up), not merely the worker's parent."""
+        self.wait_full(timeout=timeout)
 
 
 @pytest.fixture
@@ -120,4 +86,19 @@ def start_worker(transactional_db, django_db_serialized_rollback) -> Iterator[Ca
 
     yield _start
     for worker in started:
+        worker.stop()
+
+
+@pytest.fixture
+def start_processes(transactional_db, django_db_serialized_rollback) -> Iterator[Callable]:
+    """Start workers of 2 pool processes (`WorkerProcess`) without waiting: faults need them at any moment."""
+    started: list[WorkerProcess] = []
+
+    def _start(**kwargs) -> WorkerProcess:
+        worker = WorkerProcess(**{"concurrency": 2, **kwargs})
+        started.append(worker)
+        return worker
+
+    yield _start
+    for worker in reversed(started):
         worker.stop()

@@ -1,0 +1,87 @@
+"""Faults with real processes, PostgreSQL and Redis: every item ends, nothing is lost or indexed twice.
+
+The long versions (500 files, real encoder timing, PostgreSQL restarts) are benchmarks/fault_*.py.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from rag.models import IndexingJob, IndexingJobItem, Workspace
+from rag.services import indexing_job_create
+from rag.tasks import index_document
+from tests.faults import compare, snapshot, wait_job, write_corpus
+
+pytestmark = [pytest.mark.worker, pytest.mark.usefixtures("transactional_db")]
+
+
+def _run(folder: Path, slug: str, *, on_tick=None) -> tuple[dict, IndexingJob]:
+    workspace = Workspace.objects.create(slug=slug, name=slug)
+    job = indexing_job_create(workspace=workspace, paths=[folder], source=IndexingJob.Source.CLI)
+    wait_job(job.pk, timeout=240, on_tick=on_tick)
+    return snapshot(workspace.pk, job.pk), job
+
+
+def test_given_up_and_timed_out_items_fail_with_their_reasons_and_the_job_ends(start_processes, tmp_path, capsys, monkeypatch):
+    from tests.rag.fault_app import TIME_LIMITS
+
+    # The sender writes the time limits into each message, so this process must know them too.
+    monkeypatch.setattr(index_document, "soft_time_limit", TIME_LIMITS[0])
+    monkeypatch.setattr(index_document, "time_limit", TIME_LIMITS[1])
+    worker = start_processes(app="tests.rag.fault_app")
+    worker.wait_full()
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("transient.md", "slow.md", "stuck.md", "good.md"):
+        (folder / name).write_text(f"# {name}\n\nThe gateway listens on port 8443 and forwards to the pool.\n")
+    workspace = Workspace.objects.create(slug="faults", name="faults")
+
+    with pytest.raises(CommandError, match="3 document"):
+        call_command("ingest", str(folder), workspace=workspace.slug, timeout=120, verbosity=0)
+    out = capsys.readouterr().out
+    assert "1 indexed, 3 failed" in out
+    errors = dict(IndexingJobItem.objects.filter(job__workspace=workspace).values_list("path", "error"))
+    errors = {Path(path).name: error for path, error in errors.items()}
+    assert errors["transient.md"].startswith("gave up after 2 retries: OperationalError: the database blinked")
+    assert errors["slow.md"] == "stopped at the soft time limit: indexing this file took too long"
+    assert errors["stuck.md"] == "stopped at the hard time limit: indexing took longer than 4 s"
+    assert errors["good.md"] == ""
+    assert IndexingJob.objects.get(workspace=workspace).finished_at is not None
+    worker.wait_full(timeout=30)  # the process killed at the hard limit was replaced
+
+
+def test_killed_pool_processes_are_replaced_within_30s_and_every_file_is_indexed_once(start_processes, tmp_path):
+    folder = write_corpus(tmp_path / "docs", files=30)
+    worker = start_processes()
+    worker.wait_full()
+    reference, _ = _run(folder, "reference")
+    rng, kills, recoveries = random.Random(3), iter([0.3, 1.0]), []
+    next_kill = [next(kills)]
+
+    def kill_on_time(elapsed: float) -> None:
+        if next_kill[0] is not None and elapsed >= next_kill[0]:
+            recoveries.append(worker.kill_pool_process(rng))
+            next_kill[0] = next(kills, None)
+
+    faulted, _ = _run(folder, "killed", on_tick=kill_on_time)
+    assert len(recoveries) == 2 and max(recoveries) < 30, recoveries
+    assert compare(reference, faulted) == []
+    assert reference["items"] == {"indexed": 30}
+
+
+def test_an_item_left_running_by_a_dead_worker_is_requeued_by_the_reaper(start_processes, workspace, tmp_path):
+    source = tmp_path / "guide.md"
+    source.write_text("# Guide\n\nThe gateway listens on port 8443 and forwards to the pool.\n")
+    job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.CLI)
+    # What a worker killed whole leaves behind: RUNNING, its lease over, its message gone with it.
+    item = IndexingJobItem.objects.create(job=job, path=str(source), source_file=str(source), task_id="dead",
+                                          status=IndexingJobItem.Status.RUNNING, lease_expires_at="2020-01-01T00:00Z")
+    start_processes(beat=True, extra_env={"JOB_REAPER_INTERVAL_SECONDS": "1"}).wait_full()  # as `make run` starts it
+    wait_job(job.pk, timeout=60)
+    item.refresh_from_db()
+    assert (item.status, item.lost_runs) == ("indexed", 1)
+    assert item.document.chunk_count > 0
