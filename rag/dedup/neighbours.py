@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from rag.models import Chunk, Document
+from rag.unionfind import UnionFind
 
 
 @dataclass(frozen=True)
@@ -107,18 +108,72 @@ def neighbours(workspace_id: int, chunk_ids: list[int], plan: SearchPlan) -> lis
     return found
 
 
+def _edges_sql(table: str, documents: str, *, distinct_pairs: bool) -> str:
+    """Merge edges between chunks of `a` ids and `b` ids, in other active documents, by exact cosine."""
+    order = "a.id < b.id" if distinct_pairs else "a.id <> b.id"
+    return f"""SELECT a.id, b.id FROM {table} a JOIN {table} b ON {order} AND a.document_id <> b.document_id
+               JOIN {documents} da ON da.id = a.document_id JOIN {documents} db ON db.id = b.document_id
+               WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND NOT da.archived AND NOT db.archived
+                 AND (a.embedding <=> b.embedding) + 0 <= %s"""
+
+
 def pairwise_edges(chunk_ids: Iterable[int]) -> list[tuple[int, int]]:
-    """All merge edges among a few chunks (one record's members): exact, no index."""
+    """All merge edges among a few chunks: exact, no index, quadratic in their number."""
     ids = list(chunk_ids)
     if len(ids) < 2:
         return []
-    table, documents = Chunk._meta.db_table, Document._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT a.id, b.id FROM {table} a JOIN {table} b ON a.id < b.id AND a.document_id <> b.document_id
-                JOIN {documents} da ON da.id = a.document_id JOIN {documents} db ON db.id = b.document_id
-                WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND NOT da.archived AND NOT db.archived
-                  AND (a.embedding <=> b.embedding) + 0 <= %s""",
-            [ids, ids, 1 - settings.MERGE_THRESHOLD],
-        )
+        cursor.execute(_edges_sql(Chunk._meta.db_table, Document._meta.db_table, distinct_pairs=True),
+                       [ids, ids, 1 - settings.MERGE_THRESHOLD])
         return cursor.fetchall()
+
+
+def _spread_sample(ids: list[int], size: int) -> list[int]:
+    """`size` ids evenly spread over the sorted ids: the same members whatever order they came in."""
+    ordered = sorted(ids)
+    if len(ordered) <= size:
+        return ordered
+    step = len(ordered) / size
+    return [ordered[int(index * step)] for index in range(size)]
+
+
+def member_edges(chunk_ids: Iterable[int], *, anchors: Iterable[int] = ()) -> list[tuple[int, int]]:
+    """Merge edges that hold a record's members together, with work linear in their number.
+
+    A few members are compared pairwise, as before. A large record (one boilerplate
+    chunk shared by thousands of documents) would cost members squared distances, so
+    every member is compared with anchors only: the given ones (the canonical) and a
+    fixed, order-independent sample of MERGE_RECORD_SAMPLE members. Members that reach
+    no anchor are compared again with a sample of their own plus the earlier anchors,
+    until every member is placed: a record that truly split in two becomes two records,
+    one round per part.
+    """
+    ids = sorted(set(chunk_ids))
+    sample_size = settings.MERGE_RECORD_SAMPLE
+    if len(ids) <= 2 * sample_size:
+        return pairwise_edges(ids)
+    edges: list[tuple[int, int]] = []
+    union = UnionFind()
+    remaining = set(ids)
+    used: list[int] = []
+    preferred = [anchor for anchor in dict.fromkeys(anchors) if anchor in remaining]
+    sql = _edges_sql(Chunk._meta.db_table, Document._meta.db_table, distinct_pairs=False)
+    with connection.cursor() as cursor:
+        while remaining:
+            fresh = preferred + [c for c in _spread_sample(list(remaining - set(preferred)), sample_size)]
+            preferred = []
+            used.extend(fresh)
+            remaining -= set(fresh)
+            if len(remaining) <= 2 * sample_size:  # small enough: the rest pairwise, and each with every anchor
+                cursor.execute(_edges_sql(Chunk._meta.db_table, Document._meta.db_table, distinct_pairs=True),
+                               [list(remaining) + used, list(remaining) + used, 1 - settings.MERGE_THRESHOLD])
+                edges.extend(cursor.fetchall())
+                break
+            cursor.execute(sql, [list(remaining) + fresh, used, 1 - settings.MERGE_THRESHOLD])
+            found = cursor.fetchall()
+            edges.extend(found)
+            for a, b in found:
+                union.union(a, b)
+            placed = {union.find(anchor) for anchor in used}
+            remaining = {chunk for chunk in remaining if union.find(chunk) not in placed}
+    return edges

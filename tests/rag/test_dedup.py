@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 
 from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, record_provenance, workspace_merge
-from rag.dedup.neighbours import neighbours_sql, search_plan
+from rag.dedup.neighbours import member_edges, neighbours_sql, pairwise_edges, search_plan
 from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.services import documents_archive, documents_unarchive, indexing_job_create, job_item_run
@@ -267,6 +267,46 @@ def test_a_record_whose_bridge_leaves_splits_in_two(workspace):
               for r in CanonicalRecord.objects.filter(workspace=workspace)}
     assert groups == {frozenset(c.pk for c in side) for side in sides}
     assert_invariants(workspace)
+
+
+def _two_sided_record(workspace, per_side: int):
+    """One record: two sides each within 0.95 of a bridge, but only 0.84 from each other."""
+    bridge = vector_chunk(workspace, basis(0), text="bridge")
+    sides = [
+        [vector_chunk(workspace, unit({0: 0.96, 1: sign * 0.28, 2 + index: 0.01 * index}), text=f"side {sign} {index}")
+         for index in range(per_side)]
+        for sign in (1, -1)
+    ]
+    for chunk in (*sides[0], *sides[1], bridge):
+        document_merge(document_id=chunk.document_id)
+    return bridge, sides
+
+
+@pytest.mark.django_db
+def test_a_large_record_is_checked_against_samples_and_still_splits_where_its_bridge_left(workspace, settings):
+    settings.MERGE_RECORD_SAMPLE = 2  # 25 members: far past pairwise, several sampling rounds
+    bridge, sides = _two_sided_record(workspace, per_side=12)
+    assert CanonicalRecord.objects.get(workspace=workspace).merge_count == 24
+
+    chunks_detach(chunk_ids=[bridge.pk])
+
+    groups = {frozenset([r.canonical_chunk_id, *r.variants.values_list("chunk_id", flat=True)])
+              for r in CanonicalRecord.objects.filter(workspace=workspace)}
+    assert groups == {frozenset(c.pk for c in side) for side in sides}
+    assert_invariants(workspace)
+
+
+@pytest.mark.django_db
+def test_member_edges_connect_what_pairwise_connects_with_a_fraction_of_the_comparisons(workspace, settings):
+    settings.MERGE_RECORD_SAMPLE = 3
+    members = [vector_chunk(workspace, unit({0: 1.0, 1 + index: 0.05}), text=f"copy {index}") for index in range(40)]
+    ids = [chunk.pk for chunk in members]
+
+    bounded, full = member_edges(ids, anchors=[ids[7]]), pairwise_edges(ids)
+
+    assert len(full) == 40 * 39 // 2
+    assert len(bounded) < 40 * 4 * 2  # each member against at most the anchors (3 sampled + the canonical)
+    assert {c for edge in bounded for c in edge} == set(ids)
 
 
 @pytest.mark.django_db

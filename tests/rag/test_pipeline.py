@@ -114,6 +114,7 @@ def test_changed_file_is_replaced_and_shared_text_comes_from_the_cache(workspace
     ingest_sync(workspace, tmp_path / "docs")
     guide = Document.objects.get(path=str(files["guide"]))
     old_ids = set(guide.chunks.values_list("pk", flat=True))
+    old_texts = set(Chunk.objects.values_list("text", flat=True))
     texts_before = encoder.texts_encoded
 
     files["guide"].write_text(files["guide"].read_text() + "\n## Scaling\n\nAdd replicas when CPU stays above 70 percent.\n")
@@ -123,10 +124,26 @@ def test_changed_file_is_replaced_and_shared_text_comes_from_the_cache(workspace
     assert job.items.get(path=str(files["guide"])).status == "indexed"
     assert not old_ids & set(guide.chunks.values_list("pk", flat=True))
     assert any("Scaling" in c.heading_path for c in guide.chunks.all())
-    # Only texts never seen before reached the encoder.
-    encoded_now = encoder.texts_encoded - texts_before
-    assert 0 < encoded_now <= guide.chunk_count
+    # Exactly the distinct texts never seen before reached the encoder; the rest came from the cache.
+    changed = set(guide.chunks.values_list("text", flat=True)) - old_texts
+    assert changed and len(changed) < guide.chunk_count
+    assert encoder.texts_encoded - texts_before == len(changed)
     assert EmbeddingCache.objects.filter(model_name=encoder.name).count() >= Chunk.objects.count()
+
+
+def test_identical_copy_under_another_name_encodes_nothing(workspace, tmp_path, encoder):
+    files = write_corpus(tmp_path / "docs")
+    ingest_sync(workspace, tmp_path / "docs")
+    copy = tmp_path / "copies" / "deploy-guide-copy.md"
+    copy.parent.mkdir()
+    copy.write_bytes(files["guide"].read_bytes())
+    calls, texts_before = encoder.calls, encoder.texts_encoded
+
+    job = ingest_sync(workspace, copy)
+
+    assert job.items.get().status == "indexed"
+    assert Document.objects.get(path=str(copy)).chunk_count == Document.objects.get(path=str(files["guide"])).chunk_count
+    assert (encoder.calls, encoder.texts_encoded) == (calls, texts_before)
 
 
 def test_missing_file_is_archived_and_returns_when_it_reappears(workspace, tmp_path, encoder):

@@ -35,12 +35,12 @@ class Command(BaseCommand):
         if sync:
             for item_id in job.items.values_list("pk", flat=True):
                 job_item_run(item_id=item_id, merge_inline=True)
-                bar.update(1)
+                _show_rate(bar, job_progress(job=job))
         else:
             started = time.monotonic()
             while True:
                 progress = job_progress(job=job)
-                bar.update(progress["finished"] - bar.n)
+                _show_rate(bar, progress)
                 if progress["done"]:
                     break
                 if timeout and time.monotonic() - started > timeout:
@@ -72,3 +72,11 @@ class Command(BaseCommand):
             self.stdout.write(f"  {item.status}: {item.path}: {item.error}")
         if progress["failed"]:
             raise CommandError(f"{progress['failed']} document(s) failed")
+
+
+def _show_rate(bar: tqdm, progress: dict) -> None:
+    """Files on the bar; chunks, their rate and the time left (from the job's measured rate) beside it."""
+    bar.update(progress["finished"] - bar.n)
+    if progress["chunks_per_second"] is not None:
+        bar.set_postfix_str(f"{progress['chunks']} chunks, {progress['chunks_per_second']:.1f} chunks/s"
+                            + (f", {progress['eta_text']} left" if progress["eta_text"] else ""))
