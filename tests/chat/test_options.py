@@ -39,20 +39,21 @@ def test_make_these_my_defaults_is_where_new_conversations_start(logged_in_clien
 
 
 def test_a_locked_control_never_overwrites_the_stored_value(logged_in_client, workspace, user):
-    # Unlicensed: the dedup checkbox is disabled, so the browser never sends it.
+    # Unlicensed: provenance is Writer Pro's, so its checkbox is disabled and the browser never sends it;
+    # a value stored while the workspace had the plan survives, ready for when it has it again.
     conversation = Conversation.objects.create(workspace=workspace, user=user)
-    assert conversation.search_options["dedup"] is True
-    response = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"provenance": "on", "date": "any"},
+    conversation.search_options = {**conversation.search_options, "provenance": True}
+    conversation.save(update_fields=["search_options"])
+    response = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"dedup": "on", "date": "any"},
                                      headers={"HX-Request": "true"})
     assert response.status_code == 200
     conversation.refresh_from_db()
-    assert conversation.search_options["dedup"] is True and conversation.search_options["provenance"] is True
-    # Even a forged "off" cannot change it.
+    assert conversation.search_options["provenance"] is True
+    # Even a forged "on" or "off" cannot change it; deduplication is every plan's, so the user's "off" holds.
     logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "any"})
     conversation.refresh_from_db()
-    assert conversation.search_options["dedup"] is True
-    # Shown unchecked and disabled all the same: the plan does not apply it.
-    assert 'name="dedup" id="id_dedup" disabled' in response.content.decode()
+    assert conversation.search_options["provenance"] is True and conversation.search_options["dedup"] is False
+    assert 'id="id_provenance" checked disabled' in response.content.decode()
 
 
 def test_after_a_date_without_a_date_answers_inline_in_the_panel(logged_in_client, workspace, user, licensed):
