@@ -525,7 +525,9 @@ def test_chunk_vectors_stay_in_the_row_for_exact_scans():
         assert cursor.fetchone() == ("m",)
 
 
-@pytest.mark.django_db(transaction=True)
+# Serialized rollback, as the suite's other transactional tests: a plain flush re-creates content types
+# that the next serialized test then inserts again.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_small_workspaces_are_searched_exactly_and_large_ones_through_hnsw(workspace, settings):
     # Earlier tests' rolled-back chunks are dead entries in the index (the same texts, so right beside
     # these vectors): vacuumed away, the table holds only this workspace and HNSW must find its records.
