@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -23,51 +24,66 @@ def answer_deadline() -> float:
     return time.monotonic() + settings.LLM_ANSWER_DEADLINE_SECONDS
 
 
+def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise LLMError(f"LLM_BASE_URL must be an http(s) URL, not {settings.LLM_BASE_URL!r}")
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return kind(parts.hostname, parts.port, timeout=timeout), path
+
+
 def stream_chat(messages: list[dict[str, str]], *, deadline: float | None = None) -> Iterator[str]:
     """Yield the reply's text pieces as the server sends them (server-sent events).
 
     Two limits: each read waits at most LLM_TIMEOUT_SECONDS, and the whole reply must
-    be in by `deadline` (a time.monotonic() instant), so a server that trickles words
-    forever cannot hold an answer open.
+    be in by `deadline` (a time.monotonic() instant): every read waits at most what is
+    left, so neither a silent server nor one that trickles words forever holds an answer open.
     """
     deadline = deadline if deadline is not None else answer_deadline()
-    url = settings.LLM_BASE_URL.rstrip("/") + "/chat/completions"
     body = json.dumps({"model": settings.LLM_MODEL, "messages": messages, "stream": True, "temperature": 0.1}).encode()
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
     if settings.LLM_API_KEY:
         headers["Authorization"] = f"Bearer {settings.LLM_API_KEY}"
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    too_late = f"no complete answer within {settings.LLM_ANSWER_DEADLINE_SECONDS:g} s"
 
-    def remaining() -> float:
+    def wait_limit() -> float:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise LLMError(f"no complete answer within {settings.LLM_ANSWER_DEADLINE_SECONDS:g} s")
-        return left
+            raise LLMError(too_late)
+        return min(settings.LLM_TIMEOUT_SECONDS, left)
 
+    connection, path = _connection(settings.LLM_BASE_URL.rstrip("/") + "/chat/completions", wait_limit())
     try:
-        with urllib.request.urlopen(request, timeout=min(settings.LLM_TIMEOUT_SECONDS, remaining())) as response:
-            for raw in response:
-                remaining()
-                line = raw.decode("utf-8", "replace").strip()
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    return
-                try:
-                    event = json.loads(data)
-                except json.JSONDecodeError as exc:
-                    raise LLMError(f"bad event from the model server: {data[:80]}") from exc
-                if event.get("error"):
-                    raise LLMError(f"model server error: {event['error']}")
-                for choice in event.get("choices") or []:
-                    piece = (choice.get("delta") or {}).get("content")
-                    if piece:
-                        yield piece
-    except urllib.error.HTTPError as exc:
-        raise LLMError(f"model server answered HTTP {exc.code}") from exc
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        if time.monotonic() >= deadline:
-            raise LLMError(f"no complete answer within {settings.LLM_ANSWER_DEADLINE_SECONDS:g} s") from exc
-        reason = getattr(exc, "reason", exc)
-        raise LLMError(f"model server unreachable or too slow: {reason}") from exc
+        connection.request("POST", path, body=body, headers=headers)
+        sock = connection.sock  # kept: the connection lets go of it once a closing response owns it
+        response = connection.getresponse()
+        if response.status != 200:
+            raise LLMError(f"model server answered HTTP {response.status}")
+        while True:
+            sock.settimeout(wait_limit())
+            raw = response.readline()
+            if not raw:
+                return
+            line = raw.decode("utf-8", "replace").strip()
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            try:
+                event = json.loads(data)
+            except json.JSONDecodeError as exc:
+                raise LLMError(f"bad event from the model server: {data[:80]}") from exc
+            if event.get("error"):
+                raise LLMError(f"model server error: {event['error']}")
+            for choice in event.get("choices") or []:
+                piece = (choice.get("delta") or {}).get("content")
+                if piece:
+                    yield piece
+    except (TimeoutError, socket.timeout) as exc:
+        raise LLMError(too_late if time.monotonic() >= deadline - 0.05 else "model server too slow") from exc
+    except (OSError, http.client.HTTPException) as exc:
+        raise LLMError(f"model server unreachable: {exc}") from exc
+    finally:
+        connection.close()

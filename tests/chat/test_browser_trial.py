@@ -9,10 +9,12 @@ from chat.models import Message
 from licensing.models import License
 from rag.bootstrap import DEMO_SLUG, demo_corpus_prepare, demo_workspace_bootstrap
 from tests.chat.conftest import index_folder
-from tests.chat.test_browser import ARTIFACTS, CHROMIUM, browser_page  # noqa: F401 (a fixture)
+from tests.browser_support import log_in
+from tests.chat.test_browser import ARTIFACTS, browser_page  # noqa: F401 (a fixture)
+from tests.chat.test_browser import pytestmark as BROWSER_MARKS
 from tests.factories import UserFactory, WorkspaceFactory
 
-pytestmark = pytest.mark.browser
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture
@@ -28,10 +30,7 @@ def fresh_install(transactional_db, django_db_serialized_rollback):
 
 def test_the_demo_workspace_shows_its_trial_and_answers_de_duplicated(browser_page, live_server, fresh_install):
     page = browser_page
-    page.goto(f"{live_server.url}/chat/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "correct horse battery")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "admin")
     page.click("text=New conversation")
     page.wait_for_url("**/chat/*/")
 

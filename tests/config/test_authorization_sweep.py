@@ -173,3 +173,19 @@ def test_a_non_staff_member_gets_no_admin_and_no_colleagues_conversations_or_tok
             assert response.status_code >= 300, (url, response.status_code)
         if others:
             assert response.status_code in (404, 405), (url, response.status_code)
+
+
+def test_query_parameters_naming_the_victims_objects_open_nothing(victim):
+    """The same ids in query strings, on the outsider's own pages."""
+    outsider = UserFactory()
+    own = DocumentFactory(workspace=WorkspaceFactory(members=[outsider]), title="Mine")
+    ChunkFactory(document=own, text="My own text about nothing in particular at all.")
+    victim_chunk = Document.objects.get(pk=victim.ids["document"]).chunks.get().pk
+    client = _as(outsider.pk)
+    assert client.get(f"/documents/{own.pk}/compare/", {"with": victim.ids["document"]}).status_code == 404
+    for url, params in [(f"/documents/{own.pk}/", {"chunk": victim_chunk, "s": f"{victim_chunk}.0"}),
+                        # Words of the victim's title and text (the marker itself would be echoed back).
+                        ("/documents/", {"q": "Plans"}), ("/api/v1/search", {"q": "launch code nobody"}),
+                        (f"/jobs/{victim.ids['job']}/", {}), ("/chat/", {"all": "1"})]:
+        response = client.get(url, params)
+        assert MARKER not in response.content.decode(errors="replace"), url

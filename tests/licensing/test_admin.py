@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
-from licensing.models import License, LicenseEvent
+from licensing.models import License
 from licensing.services import installation_id, license_save
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.licensing.factories import LicenseFactory, seeded_tier

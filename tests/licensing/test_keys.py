@@ -301,7 +301,9 @@ def test_a_key_for_another_installation_is_refused_and_a_copied_row_grants_nothi
 @pytest.mark.django_db
 def test_the_installation_id_is_made_once_and_kept():
     first = installation_id()
-    assert uuid.UUID(first) and installation_id() == first
+    out = StringIO()
+    call_command("installation_id", stdout=out)
+    assert uuid.UUID(first) and installation_id() == first == out.getvalue().strip()
 
 
 def _tier(slug: str) -> int:

@@ -8,11 +8,13 @@ import urllib.request
 
 import pytest
 
+from tests.browser_support import log_in
 from tests.chat.test_browser import ARTIFACTS, browser_page  # noqa: F401 (a fixture)
+from tests.chat.test_browser import pytestmark as BROWSER_MARKS
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.retrieval_helpers import add_document
 
-pytestmark = pytest.mark.browser
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture
@@ -25,10 +27,7 @@ def reader(transactional_db, django_db_serialized_rollback):
 
 def test_make_use_and_revoke_a_token(browser_page, live_server, reader):
     page = browser_page
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "scripter")
-    page.fill("#id_password", "correct horse battery")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "scripter", start="/accounts/login/")
     page.click("a.user")  # the user name leads to the tokens page
     page.fill("#token-name", "nightly check")
     page.click("text=Create token")
