@@ -85,6 +85,18 @@ def _license_enterprise(slug: str) -> None:
     license_install(key=sign_license(payload, load_private_key(private_pem)), workspace_slug=slug, actor_label="bench")
 
 
+def _memory_mb(pid: int) -> tuple[float, float]:
+    """(RSS, PSS) in MB of a process and its children: PSS splits pages shared copy-on-write between them."""
+    pids = [pid] + [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    totals = [0.0, 0.0]
+    for process in pids:
+        for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines():
+            for index, key in enumerate(("Rss:", "Pss:")):
+                if line.startswith(key):
+                    totals[index] += int(line.split()[1]) / 1024
+    return totals[0], totals[1]
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -142,6 +154,8 @@ def main() -> int:
             except OSError:
                 time.sleep(0.5)
         print(f"server answering {time.perf_counter() - launched:.1f}s after start (model loaded before the fork)")
+        rss, pss = _memory_mb(server.pid)
+        print(f"web memory    master + 2 processes: RSS {rss:.0f} MB summed, PSS {pss:.0f} MB (shared pages counted once)")
         # No warm-up: the first answers of a fresh server are what a user sees after `make run`.
         first = Client(base)
         first.login(users[0][0])

@@ -53,7 +53,17 @@ class Child:
     def start(self) -> None:
         with open(self.log, "a") as log:
             self.proc = subprocess.Popen(self.command, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL)
+                                         stdin=subprocess.DEVNULL, preexec_fn=_end_with_parent)
+
+
+def _end_with_parent() -> None:
+    """In the child before exec: SIGTERM when the launcher dies, even by SIGKILL, so no worker outlives it (Linux)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: Ctrl-C still reaches the whole process group
 
 
 def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[str, str]]:

@@ -117,6 +117,11 @@ def postgres_pid(data_dir: Path) -> int | None:
 
 def _start(pgdata: Path):
     import pgserver
+    from pgserver.postgres_server import PostgresServer
+
+    if postgres_pid(pgdata.parent) is None:
+        # pgserver hands back the handle it cached in this process even if that server was stopped since.
+        PostgresServer._instances.pop(pgdata.resolve(), None)
 
     try:
         return pgserver.get_server(str(pgdata), cleanup_mode=None)

@@ -15,29 +15,25 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from config.services import clients, embedded_database_url, embedded_redis_url, postgres_pid, redis_pid
+from tests.config.conftest import services_folder, services_folder_remove
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def data_dir():
-    """One DATA_DIR for the module (a PostgreSQL initdb costs seconds), under var/ rather than /tmp: pytest runs
-    tighten /tmp/pytest-of-<user>, and PostgreSQL runs as another user when the tests run as root."""
-    folder = ROOT / "var" / "test-lifecycle" / uuid.uuid4().hex[:8]
+    """One DATA_DIR for the module: a PostgreSQL initdb costs seconds."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = services_folder()
+    folder.rmdir()  # the first test wants a DATA_DIR that does not exist yet
     yield folder
-    from config.services import stop_embedded
-
-    if folder.exists():
-        stop_embedded(folder)
-        shutil.rmtree(folder, ignore_errors=True)
+    services_folder_remove(folder)
     if runtime is None:  # embedded_database_url sets it
         os.environ.pop("XDG_RUNTIME_DIR", None)
     else:

@@ -47,7 +47,8 @@ def test_embedded_postgres_runs_with_the_configured_cache(settings):
     assert size == int(number) * {"kB": 2**10, "MB": 2**20, "GB": 2**30}[unit] and not pending
 
 
-def test_a_changed_cache_size_restarts_the_embedded_server_once(tmp_path, monkeypatch):
+def test_a_changed_cache_size_restarts_the_embedded_server_once(services_tmp_path, monkeypatch):
+    tmp_path = services_tmp_path
     import psycopg
 
     from config.services import embedded_database_url, stop_embedded
