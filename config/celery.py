@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import gc
+import json
 import logging
 import os
 import socket
@@ -57,6 +59,27 @@ def worker_pools() -> dict[str, tuple[int, int]]:
         live, _, size = (strength or b"0/0").decode().partition("/")
         pools[name] = (int(live), int(size or 0))
     return pools
+
+
+def broker_task_args(task_name: str) -> set[tuple]:
+    """The arguments of every `task_name` message Redis holds: waiting in a queue, or delivered
+    and not yet acknowledged (running, or held for a retry's countdown). What is not here was lost."""
+    from django.conf import settings
+
+    client = _redis()
+    queues = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {settings.CELERY_TASK_DEFAULT_QUEUE}
+    messages = [json.loads(raw) for queue in queues for key in client.scan_iter(match=f"{queue}*")
+                if client.type(key) == b"list" for raw in client.lrange(key, 0, -1)]
+    messages += [json.loads(raw)[0] for raw in client.hvals("unacked")]  # [message, exchange, routing key]
+    found = set()
+    for message in messages:
+        if message.get("headers", {}).get("task") != task_name:
+            continue
+        body = message["body"]
+        if message.get("properties", {}).get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        found.add(tuple(json.loads(body)[0]))
+    return found
 
 
 def _process_running(pid: int) -> bool:

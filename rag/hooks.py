@@ -17,8 +17,10 @@ def _enqueue_merge(document_id: int) -> None:
 
 def _merge_now(document_id: int) -> None:
     from rag.dedup.merge import document_merge
+    from rag.jobs import job_items_merged
 
     document_merge(document_id=document_id)
+    job_items_merged(document_id=document_id)
 
 
 def after_document_indexed(*, document_id: int, inline: bool = False) -> None:

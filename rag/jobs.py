@@ -7,13 +7,15 @@ Ways an item could stay unfinished, and what ends each:
 - its pool process died (SIGKILL, out of memory): Celery redelivers the message at once
   (task_reject_on_worker_lost), and the claim counts a lost run;
 - its whole worker died: the lease runs out and `job_items_reap` (Celery beat) queues it again;
-- it keeps killing its worker: after JOB_ITEM_MAX_LOST_RUNS lost runs it fails with that reason.
+- it keeps killing its worker: after JOB_ITEM_MAX_LOST_RUNS lost runs it fails with that reason;
+- the broker lost its message, or the message of the merge that follows (Redis restarted without
+  its data): the reaper finds no such message in Redis and sends it again.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -95,11 +97,20 @@ def job_finish_if_done(job_id: int) -> None:
         IndexingJob.objects.filter(pk=job_id, finished_at__isnull=True).update(finished_at=timezone.now())
 
 
+def job_items_merged(*, document_id: int) -> None:
+    """The merge that follows indexing ended (or gave up: `merge_duplicates` catches up): nothing to resend."""
+    IndexingJobItem.objects.filter(document_id=document_id, status=Status.INDEXED, merged_at__isnull=True).update(
+        merged_at=timezone.now(),
+    )
+
+
 @dataclass(frozen=True)
 class ReapResult:
     requeued: list[int]
     failed: list[int]
     jobs_finished: int
+    resent: list[int] = field(default_factory=list)  # items whose message the broker lost
+    merges_resent: list[int] = field(default_factory=list)  # documents whose merge message was lost
 
 
 def job_items_reap() -> ReapResult:
@@ -132,4 +143,34 @@ def job_items_reap() -> ReapResult:
                                                   "jobs_finished": jobs_finished})
     for job_id in set(IndexingJobItem.objects.filter(pk__in=failed).values_list("job_id", flat=True)):
         job_finish_if_done(job_id)
-    return ReapResult(requeued=requeued, failed=failed, jobs_finished=jobs_finished)
+    resent, merges_resent = _resend_lost_messages(now - timedelta(seconds=settings.JOB_REAPER_INTERVAL_SECONDS))
+    return ReapResult(requeued=requeued, failed=failed, jobs_finished=jobs_finished, resent=resent,
+                      merges_resent=merges_resent)
+
+
+def _resend_lost_messages(before) -> tuple[list[int], list[int]]:
+    """Send again the index and merge tasks that Redis lost (a restart without persistence, a crash).
+
+    A QUEUED item or an unmerged INDEXED one whose message is nowhere in the broker would wait
+    forever. `before` leaves alone what was only just queued (its message may be on its way);
+    a message sent twice is harmless: the claim and the merge are idempotent.
+    """
+    from config.celery import broker_task_args
+    from rag.tasks import index_document, merge_document
+
+    waiting = IndexingJobItem.objects.filter(status=Status.QUEUED, job__created_at__lt=before)
+    unmerged = IndexingJobItem.objects.filter(status=Status.INDEXED, merged_at__isnull=True, document__isnull=False,
+                                              finished_at__lt=before)
+    if not waiting.exists() and not unmerged.exists():
+        return [], []  # the usual case: no broker scan
+    queued = {args[0] for args in broker_task_args(index_document.name) if args}
+    resent = sorted(set(waiting.values_list("pk", flat=True)) - queued)
+    merging = {args[0] for args in broker_task_args(merge_document.name) if args}
+    merges_resent = sorted(set(unmerged.values_list("document_id", flat=True)) - merging)
+    for item_id in resent:
+        index_document.delay(item_id)
+    for document_id in merges_resent:
+        merge_document.delay(document_id)
+    if resent or merges_resent:
+        logger.warning("resent lost tasks", extra={"items": len(resent), "merges": len(merges_resent)})
+    return resent, merges_resent

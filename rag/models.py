@@ -326,6 +326,8 @@ class IndexingJobItem(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     lost_runs = models.PositiveSmallIntegerField(default=0, db_default=0,
                                                  help_text="Runs whose worker died before they finished.")
+    merged_at = models.DateTimeField(null=True, blank=True,
+                                     help_text="When the merge of its new chunks ended (or gave up); empty: pending.")
 
     class Meta:
         ordering = ["job_id", "id"]

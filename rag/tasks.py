@@ -61,7 +61,20 @@ def reap_job_items() -> dict:
 # A merge also retries when it timed out waiting for its workspace's lock (lock_timeout raises
 # OperationalError) or lost a deadlock: both are a busy database, not bad input. Enough retries
 # to outwait a long `merge_duplicates` rebuild of the same workspace (about an hour).
+class MergeTask(Task):
+    """A merge that gives up is settled too: the reaper does not send it again; `merge_duplicates` catches up."""
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        from rag.jobs import job_items_merged
+
+        job_items_merged(document_id=args[0] if args else kwargs["document_id"])
+        if isinstance(exc, TimeLimitExceeded):
+            connections.close_all()  # see IndexTask
+
+
 @shared_task(
+    base=MergeTask,
+    bind=True,
     name="rag.tasks.merge_document",
     acks_late=True,
     autoretry_for=TRANSIENT_ERRORS,
@@ -72,12 +85,15 @@ def reap_job_items() -> dict:
     soft_time_limit=300,
     time_limit=330,
 )
-def merge_document(document_id: int) -> dict:
+def merge_document(self, document_id: int) -> dict:
     from dataclasses import asdict
 
     from rag.dedup.merge import document_merge
+    from rag.jobs import job_items_merged
 
-    return asdict(document_merge(document_id=document_id))
+    stats = asdict(document_merge(document_id=document_id))
+    job_items_merged(document_id=document_id)
+    return stats
 
 
 @shared_task(

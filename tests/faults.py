@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,8 +120,34 @@ class PoolWorker:
         self._log.close()
 
 
+class Beat:
+    """`celery -A config beat` on its own, as a deployment runs it: the reaper on a schedule."""
+
+    def __init__(self, *, database_url: str, redis_url: str, data_dir: Path, extra_env: dict | None = None) -> None:
+        env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "DATA_DIR": str(data_dir),
+               "PYTHONPATH": str(ROOT), **(extra_env or {})}
+        self.log_path = data_dir / "beat.log"
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
+             "--schedule", str(data_dir / "beat-schedule")],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+        )
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
 def write_corpus(root: Path, *, files: int, seed: int = 13) -> Path:
-    """`files` generated guides (benchmarks/_ingest_corpus.py: ~9 one-chunk sections each) under root."""
+    """`files` guides under root: generated (benchmarks/_ingest_corpus.py, ~9 one-chunk sections each),
+    every fourth of them a copy of another with a line added, so that merging builds canonical records."""
     from django.conf import settings
 
     # benchmarks/ is no package (and site-packages holds an unrelated "benchmarks"): found by path.
@@ -128,9 +155,20 @@ def write_corpus(root: Path, *, files: int, seed: int = 13) -> Path:
         sys.path.append(str(ROOT / "benchmarks"))
     from _ingest_corpus import generate, write_folder
 
-    folder = generate(files, seed=seed, root=root, max_words=settings.CHUNK_MAX_WORDS)
-    write_folder(folder)
+    shutil.rmtree(root, ignore_errors=True)  # exactly these files, whatever an earlier run left
+    copies = files // 4
+    folder = generate(files - copies, seed=seed, root=root, max_words=settings.CHUNK_MAX_WORDS)
+    written = write_folder(folder)
+    for number, original in enumerate(sorted(written)[:copies]):
+        copy = root / "copies" / f"{number:04d}-{original.name}"
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(original.read_text() + "\nReviewed again for the copy.\n")
     return root
+
+
+def broker_purge() -> None:
+    """Nothing waiting, nothing unacknowledged: as a Redis restarted without its data."""
+    _redis().delete(*QUEUES.split(","), "unacked", "unacked_index")
 
 
 def broker_idle() -> bool:
@@ -193,8 +231,9 @@ def compare(reference: dict, run: dict) -> list[str]:
     if run["chunks"] != reference["chunks"]:
         problems.append(f"chunks per document differ for {sum(1 for p in reference['chunks'] if run['chunks'].get(p) != reference['chunks'][p])} documents")
     if run["records"] != reference["records"]:
-        problems.append(f"canonical records differ: {len(reference['records'] - run['records'])} missing, "
-                        f"{len(run['records'] - reference['records'])} different")
+        missing, different = reference["records"] - run["records"], run["records"] - reference["records"]
+        example = f"; e.g. {sorted(missing, key=str)[0]} became {sorted(different, key=str)[0]}" if missing and different else ""
+        problems.append(f"canonical records differ: {len(missing)} missing, {len(different)} different{example}")
     if set(run["items"]) - {"indexed", "unchanged", "skipped", "failed"}:
         problems.append(f"items not final: {dict(run['items'])}")
     if run["items"] != reference["items"]:

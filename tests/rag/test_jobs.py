@@ -7,9 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from rag.jobs import job_item_claim, job_item_fail, job_item_requeue, job_items_reap
+from rag.jobs import job_item_claim, job_item_fail, job_item_requeue, job_items_merged, job_items_reap
 from rag.models import IndexingJob, IndexingJobItem
 from rag.services import job_item_run
+from tests.faults import broker_purge
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +103,43 @@ def test_running_a_claimed_item_indexes_it_and_clears_the_lease(item):
     item.refresh_from_db()
     assert (item.status, item.lease_expires_at, item.task_id) == (Status.INDEXED, None, "task-a")
     assert job_item_run(item_id=item.pk, task_id="task-b") == "indexed"  # finished: nothing runs again
+
+
+def test_the_reaper_resends_index_and_merge_tasks_the_broker_lost(item, workspace):
+    from config.celery import broker_task_args
+    from rag.models import Document
+
+    broker_purge()  # as after a Redis restart without its data
+    long_ago = timezone.now() - timedelta(hours=1)
+    IndexingJob.objects.filter(pk=item.job_id).update(created_at=long_ago)
+    document = Document.objects.create(workspace=workspace, path="merged-never.md", title="t", format="md")
+    indexed = IndexingJobItem.objects.create(job=item.job, path="merged-never.md", source_file="x", status=Status.INDEXED,
+                                             document=document, finished_at=long_ago)
+    try:
+        result = job_items_reap()
+        assert (result.resent, result.merges_resent) == ([item.pk], [document.pk])
+        assert broker_task_args("rag.tasks.index_document") == {(item.pk,)}
+        assert broker_task_args("rag.tasks.merge_document") == {(document.pk,)}
+        result = job_items_reap()  # the messages are in the broker now: nothing is sent twice
+        assert (result.resent, result.merges_resent) == ([], [])
+
+        job_items_merged(document_id=document.pk)
+        indexed.refresh_from_db()
+        assert indexed.merged_at is not None
+    finally:
+        broker_purge()
+
+
+def test_ingest_without_any_worker_says_so_instead_of_waiting_forever(workspace, tmp_path, monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    from rag.management.commands import ingest
+
+    (tmp_path / "guide.md").write_text("# Guide\n\nThe gateway listens on port 8443.\n")
+    monkeypatch.setattr(ingest, "NO_WORKER_GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(ingest, "live_workers", lambda: [])  # whatever runs elsewhere on this machine
+    try:
+        with pytest.raises(CommandError, match="no worker is running: job .* has 1 file"):
+            call_command("ingest", str(tmp_path), workspace=workspace.slug, verbosity=0)
+    finally:
+        broker_purge()

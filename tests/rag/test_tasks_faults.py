@@ -5,10 +5,13 @@ The long versions (500 files, real encoder timing, PostgreSQL restarts) are benc
 
 from __future__ import annotations
 
+import os
+import os
 import random
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from rag.models import IndexingJob, IndexingJobItem, Workspace
@@ -85,3 +88,41 @@ def test_an_item_left_running_by_a_dead_worker_is_requeued_by_the_reaper(start_p
     item.refresh_from_db()
     assert (item.status, item.lost_runs) == ("indexed", 1)
     assert item.document.chunk_count > 0
+
+
+def _restart_redis() -> None:
+    from config.services import embedded_redis_url, stop_embedded
+
+    stop_embedded(Path(settings.DATA_DIR), database=False, redis_server=True)
+    embedded_redis_url(Path(settings.DATA_DIR))
+
+
+def _restart_postgres() -> None:
+    from django.db import connection
+
+    from config.services import _pg_ctl
+
+    connection.close()
+    pgdata = Path(settings.DATA_DIR) / "pg"
+    _pg_ctl(pgdata, ["-m", "fast", "-w", "-l", str(pgdata / "log"), "restart"])
+
+
+@pytest.mark.parametrize("restart", [_restart_redis, _restart_postgres], ids=["redis", "postgres"])
+def test_a_service_restarted_mid_job_loses_and_doubles_nothing(start_processes, tmp_path, restart):
+    if restart is _restart_redis and os.environ.get("REDIS_URL") or restart is _restart_postgres and os.environ.get("DATABASE_URL"):
+        pytest.skip("only the embedded services are restarted here")
+    folder = write_corpus(tmp_path / "docs", files=24)
+    # Beat inside the worker, as `make run` runs it, with the reaper every second: the embedded
+    # Redis keeps no data, so its restart loses every queued message and the reaper sends them again.
+    start_processes(beat=True, extra_env={"JOB_REAPER_INTERVAL_SECONDS": "1"}).wait_full()
+    reference, _ = _run(folder, "reference")
+    restarted = []
+
+    def restart_once(elapsed: float) -> None:
+        if not restarted and elapsed >= 1.0:
+            restart()
+            restarted.append(elapsed)
+
+    faulted, _ = _run(folder, "restarted", on_tick=restart_once)
+    assert restarted
+    assert compare(reference, faulted) == []

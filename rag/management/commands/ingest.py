@@ -8,9 +8,14 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from config.celery import live_workers
 from rag.models import IndexingJob, IndexingJobItem, Workspace
 from rag.services import indexing_job_create, job_item_run, job_progress, job_summary
 from rag.workspaces import WorkspaceError, workspace_create
+
+
+# Without a worker heartbeat this long, waiting is pointless: say so instead of waiting forever.
+NO_WORKER_GRACE_SECONDS = 30
 
 
 class Command(BaseCommand):
@@ -37,15 +42,23 @@ class Command(BaseCommand):
                 job_item_run(item_id=item_id, merge_inline=True)
                 _show_rate(bar, job_progress(job=job))
         else:
-            started = time.monotonic()
+            started = last_worker_seen = time.monotonic()
             while True:
                 progress = job_progress(job=job)
                 _show_rate(bar, progress)
                 if progress["done"]:
                     break
-                if timeout and time.monotonic() - started > timeout:
+                now = time.monotonic()
+                if timeout and now - started > timeout:
                     bar.close()
                     raise CommandError(f"job {job.pk} still running after {timeout:.0f}s; it goes on in the workers")
+                if live_workers():
+                    last_worker_seen = now
+                elif now - last_worker_seen > NO_WORKER_GRACE_SECONDS:
+                    bar.close()
+                    left = progress["total"] - progress["finished"]
+                    raise CommandError(f"no worker is running: job {job.pk} has {left} file(s) waiting in the queue; "
+                                       "start one (`make run`) and they are indexed, or use --sync")
                 time.sleep(0.5)
         bar.close()
         self._summary(job)
