@@ -1,4 +1,4 @@
-"""Encoder speed and memory: all-MiniLM-L6-v2 in fp32 and int8 on CPU.
+"""Encoder speed and memory: all-MiniLM-L6-v2 in fp32 and int8 on CPU, through torch and onnxruntime.
 
     python benchmarks/bench_encoder.py [--passages 300] [--batch-size 32]
 
@@ -110,6 +110,8 @@ VARIANTS = {
     "fp32-unsorted": ({"sort_by_length": False}, "passages"),
     "int8": ({"quantize_int8": True}, "passages"),
     "int8-naive": ({}, "passages"),
+    "onnx": ({"onnx": True}, "passages"),
+    "onnx-int8": ({"onnx": True, "quantized": True}, "passages"),
     "fp32 mixed": ({}, "mixed"),
     "fp32-unsorted mixed": ({"sort_by_length": False}, "mixed"),
 }
@@ -140,14 +142,32 @@ def run_variant(variant: str, count: int, batch_size: int, rounds: int, vectors_
     texts = build_corpus(corpus, count)
 
     started = time.perf_counter()
-    encoder = SentenceTransformerEncoder(batch_size=batch_size, **options)
+    if options.get("onnx"):
+        # The export is cached under DATA_DIR/models (var/bench): built once, then only loaded.
+        os.environ.setdefault("DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "bench"))
+        from rag.onnx_encoder import OnnxEncoder
+
+        encoder = OnnxEncoder(batch_size=batch_size, quantized=options.get("quantized", False))
+    else:
+        encoder = SentenceTransformerEncoder(batch_size=batch_size, **options)
     if variant == "int8-naive":
         _quantize_every_linear_per_tensor(encoder.model)
     cold_load = time.perf_counter() - started
 
-    tokenizer = encoder.model.tokenizer
-    max_tokens = encoder.model.max_seq_length
-    token_counts = [len(ids) for ids in tokenizer(texts, add_special_tokens=True, verbose=False)["input_ids"]]
+    if hasattr(encoder, "model"):
+        max_tokens = encoder.model.max_seq_length
+        token_counts = [len(ids) for ids in encoder.model.tokenizer(texts, add_special_tokens=True,
+                                                                    verbose=False)["input_ids"]]
+    else:  # the same tokenizer file, without loading torch's model (it would count in this variant's RSS)
+        from tokenizers import Tokenizer
+
+        from rag.embeddings import minilm_max_tokens, minilm_path
+
+        tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        max_tokens = minilm_max_tokens()
+        token_counts = [len(encoding.ids) for encoding in tokenizer.encode_batch(texts)]
     model_tokens = sum(min(n, max_tokens) for n in token_counts)
 
     encoder.encode(texts[:batch_size])  # first call pays for lazy initialisation
@@ -175,6 +195,7 @@ def run_variant(variant: str, count: int, batch_size: int, rounds: int, vectors_
         "truncated": sum(n > max_tokens for n in token_counts),
         "max_tokens": max_tokens,
         "threads": __import__("torch").get_num_threads(),
+        "query_ms": _query_ms(encoder),
         "cold_load_s": cold_load,
         "encode_s": best,
         "cpu_s": min(cpu_timings),
@@ -182,6 +203,18 @@ def run_variant(variant: str, count: int, batch_size: int, rounds: int, vectors_
         "tokens_per_s": model_tokens / best,
         "peak_rss_mb": peak_rss_mb,
     }
+
+
+def _query_ms(encoder) -> float:
+    """Median time to embed one short question, as search does for each query."""
+    questions = [f"How do I rotate the API key of client {n}?" for n in range(21)]
+    encoder.encode(questions[:1])
+    timings = []
+    for question in questions:
+        started = time.perf_counter()
+        encoder.encode([question])
+        timings.append(time.perf_counter() - started)
+    return sorted(timings)[len(timings) // 2] * 1000
 
 
 # --- the parent: run each variant fresh, print one table ----------------------------------------------
@@ -233,26 +266,26 @@ def main() -> int:
           "tokens/s counts the tokens the model sees (after the cut, no padding)")
     print(f"machine load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs\n")
 
-    header = (f"{'variant':<22}{'load s':>8}{'encode s':>10}{'cpu s':>8}{'chunks/s':>10}{'tokens/s':>10}"
+    header = (f"{'variant':<22}{'load s':>8}{'encode s':>10}{'cpu s':>8}{'chunks/s':>10}{'query ms':>10}{'tokens/s':>10}"
               f"{'peak RSS MB':>13}{'cos to fp32':>13}")
     print(header)
     print("-" * len(header))
     for result in results:
         variant = result["variant"]
         drift = ""
-        if variant.startswith("int8") and "fp32" in vectors:
+        if variant != "fp32" and "fp32" in vectors and result["corpus"] == "passages":
             cosines = (vectors[variant] * vectors["fp32"]).sum(axis=1)
             drift = f"{cosines.mean():.3f}/{cosines.min():.3f}"
         print(
             f"{variant:<22}{result['cold_load_s']:>8.1f}{result['encode_s']:>10.2f}{result['cpu_s']:>8.1f}"
-            f"{result['chunks_per_s']:>10.1f}"
+            f"{result['chunks_per_s']:>10.1f}{result['query_ms']:>10.1f}"
             f"{result['tokens_per_s']:>10.0f}{result['peak_rss_mb']:>13.0f}{drift:>13}"
         )
     print("\nload s: a fresh process, imports included. encode s: wall clock for all texts; cpu s: CPU time of all")
     print("threads for it. cos to fp32: mean/min over the same passages.")
 
     by_name = {result["variant"]: result for result in results}
-    for numerator, denominator in [("int8", "fp32"), ("int8-naive", "fp32"), ("fp32", "fp32-unsorted"),
+    for numerator, denominator in [("int8", "fp32"), ("onnx", "fp32"), ("onnx-int8", "fp32"), ("int8-naive", "fp32"), ("fp32", "fp32-unsorted"),
                                    ("fp32 mixed", "fp32-unsorted mixed")]:
         if numerator in by_name and denominator in by_name:
             wall = by_name[denominator]["encode_s"] / by_name[numerator]["encode_s"]

@@ -38,6 +38,8 @@ import resource
 import sys
 import time
 from collections import defaultdict
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from pathlib import Path
 
 from _setup import django_setup, peak_rss_mb
@@ -171,12 +173,73 @@ def admin_pages(workspace) -> list[tuple[str, float, int]]:
     return results
 
 
+def shared_chunk_case(documents: int) -> int:
+    """One boilerplate chunk in every one of `documents` documents: merge each in turn, then re-index one.
+
+    Every document also holds a chunk of its own. Prints the time per document merge over
+    the first and the last tenth (flat when the per-document work is bounded, growing with
+    the record when it is not) and the time to take one member out (what a re-index or
+    archive does in the pipeline's transaction). Returns 1 when the record is wrong.
+    """
+    from django.db import transaction
+
+    from rag.dedup.merge import chunks_detach, document_merge
+    from rag.embeddings import HashingEncoder
+    from rag.ingest.pipeline import text_hash
+    from rag.models import CanonicalRecord, Chunk, Document, Workspace
+
+    Workspace.objects.filter(slug=f"{PREFIX}-shared").delete()
+    workspace = Workspace.objects.create(slug=f"{PREFIX}-shared", name="Merge benchmark: one shared chunk")
+    boilerplate = ("This documentation is licensed under the Apache License, Version 2.0. You may not use these "
+                   "files except in compliance with the License. Unless required by applicable law, the software "
+                   "is distributed on an AS IS basis, without warranties or conditions of any kind.")
+    encoder = HashingEncoder()
+    shared_vector = encoder.encode([boilerplate])[0]
+    with transaction.atomic():
+        rows = Document.objects.bulk_create(
+            Document(workspace=workspace, path=f"/shared/{n}.md", title=f"Page {n}", format="markdown",
+                     chunk_count=2, indexed_at=datetime(2026, 1, 1, tzinfo=dt_timezone.utc) + timedelta(minutes=n))
+            for n in range(documents))
+        own = [f"Page {n} explains setting number {n} of the {n % 97} subsystem in its own words." for n in range(documents)]
+        own_vectors = encoder.encode(own)
+        Chunk.objects.bulk_create(
+            [Chunk(workspace=workspace, document=row, text=text, text_hash=text_hash(text), chunk_index=0,
+                   total_chunks=2, chunk_position="first", embedding=vector)
+             for row, text, vector in zip(rows, own, own_vectors)]
+            + [Chunk(workspace=workspace, document=row, text=boilerplate, text_hash=text_hash(boilerplate),
+                     chunk_index=1, total_chunks=2, chunk_position="last", embedding=shared_vector) for row in rows],
+            batch_size=2000)
+    timings = []
+    for row in rows:
+        started = time.monotonic()
+        document_merge(document_id=row.pk)
+        timings.append(time.monotonic() - started)
+    tenth = max(1, documents // 10)
+    first, last = sum(timings[:tenth]) / tenth, sum(timings[-tenth:]) / tenth
+    record = CanonicalRecord.objects.get(workspace=workspace)
+    right = record.merge_count == documents - 1
+    leaving = Chunk.objects.filter(document=rows[documents // 2], chunk_index=1).values_list("pk", flat=True)
+    started = time.monotonic()
+    with transaction.atomic():
+        chunks_detach(chunk_ids=list(leaving))
+    detach = time.monotonic() - started
+    record.refresh_from_db()
+    right = right and record.merge_count == documents - 2
+    print(f"\none chunk shared by {documents:,} documents: {sum(timings):.1f}s to merge them one by one; "
+          f"{1000 * first:.1f} ms per document over the first tenth, {1000 * last:.1f} ms over the last "
+          f"({last / first:.1f}x); taking one member out {1000 * detach:.0f} ms; record "
+          f"{'right' if right else 'WRONG'} ({record.merge_count + 1} members)", flush=True)
+    workspace.delete()
+    return 0 if right else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--incremental-max", type=int, default=10_000,
                         help="also time document-by-document merging up to this many chunks")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark workspaces")
+    parser.add_argument("--shared", type=int, default=5000, help="documents sharing one chunk (0: skip the case)")
     args = parser.parse_args()
     django_setup(encoder="hashing")
     from django.conf import settings
@@ -186,11 +249,11 @@ def main() -> int:
     from rag.models import CanonicalRecord, Contradiction, Workspace
 
     Workspace.objects.filter(slug__startswith=PREFIX).delete()
+    failures = shared_chunk_case(args.shared) if args.shared else 0
     print(f"merge threshold {settings.MERGE_THRESHOLD}, contradiction threshold {settings.CONTRADICTION_THRESHOLD}, "
           f"{settings.MERGE_NEIGHBOURS} neighbours per chunk, exact scan up to {settings.MERGE_EXACT_SCAN_MAX_CHUNKS} "
           f"chunks, ef_search >= {settings.MERGE_EF_SEARCH}", flush=True)
     rows = []
-    failures = 0
     for size in args.sizes:
         try:
             workspace, truth, chunks, build_seconds, index_seconds, document_count = build_workspace(size)
