@@ -13,6 +13,7 @@ Variants are settings overrides and search option changes over today's defaults.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -58,10 +59,13 @@ def variants() -> list[Config]:
         Config("no heading boost", settings={"IDENTIFIER_HEADING_BOOST": 1.0}),
         Config("no doc-type boost", {"doc_type_boost": 1.0}),
         Config("no recency", {"recency": "off"}),
+        Config("no full-text lexical", settings=weights(lexical=0.0)),
         Config("rerank w0.5", settings={"RERANK_SENTENCE_WEIGHT": 0.5}),
         Config("rerank w2", settings={"RERANK_SENTENCE_WEIGHT": 2.0}),
         Config("rerank depth 15", settings={"RERANK_DEPTH": 15}),
         Config("lexical w0.5", settings=weights(lexical=0.5)),
+        Config("lexical w0.25", settings=weights(lexical=0.25)),
+        Config("recency auto", {"recency": "auto"}),
         Config("lexical w0", settings=weights(lexical=0.0)),
         Config("identifiers w2", settings=weights(identifiers=2.0)),
         Config("identifiers w0.5", settings=weights(identifiers=0.5)),
@@ -81,11 +85,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", nargs="*", help="variant names to run (default: all)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--corpora", nargs="*", default=list(CORPORA), choices=list(CORPORA))
     args = parser.parse_args()
     logging.disable(logging.INFO)
     embeddings.get_encoder()
+    # Every variant asks the same questions: encode each once (search reads the module attribute).
+    embeddings.encode_query = functools.lru_cache(maxsize=None)(embeddings.encode_query)
     loaded = {}
-    for corpus, (slug, truth, releases) in CORPORA.items():
+    for corpus in args.corpora:
+        slug, truth, releases = CORPORA[corpus]
         workspace = Workspace.objects.get(slug=slug)
         questions = json.loads(truth.read_text())
         questions = release_paths_widen(questions, _release_of(json.loads(releases.read_text())))

@@ -132,7 +132,7 @@ class SearchOptions:
     dedup_threshold: float | None = None
     doc_type_boost: float | None = None  # 1.0 switches the boost off
     doc_type_override: tuple[str, ...] = ()  # the user's choice of types to boost, instead of the classifier's
-    recency: str = "auto"  # "auto": trend queries only; "on": every query; "off": never
+    recency: str | None = None  # "auto": trend queries only; "on": every query; "off": never (None: SEARCH_RECENCY)
     recency_half_life_days: float | None = None
     recency_weight: float | None = None
     query_embedding: tuple[float, ...] | None = None  # already encoded by the caller
@@ -159,6 +159,7 @@ class SearchOptions:
             doc_type_boost=settings.DOC_TYPE_BOOST if self.doc_type_boost is None else self.doc_type_boost,
             recency_half_life_days=self.recency_half_life_days or settings.RECENCY_HALF_LIFE_DAYS,
             recency_weight=settings.RECENCY_WEIGHT if self.recency_weight is None else self.recency_weight,
+            recency=self.recency or settings.SEARCH_RECENCY,
             identifiers=settings.SEARCH_IDENTIFIERS if self.identifiers is None else self.identifiers,
             expansion=settings.SEARCH_EXPANSION if self.expansion is None else self.expansion,
             rerank=settings.SEARCH_RERANK if self.rerank is None else self.rerank,
@@ -175,7 +176,7 @@ class SearchOptions:
             raise SearchOptionError(f"candidate_pool must be between 1 and {MAX_CANDIDATE_POOL}")
         if self.mode not in MODES:
             raise SearchOptionError(f"mode must be one of {', '.join(MODES)}")
-        if self.recency not in RECENCY_MODES:
+        if self.recency is not None and self.recency not in RECENCY_MODES:
             raise SearchOptionError(f"recency must be one of {', '.join(RECENCY_MODES)}")
         if self.dedup_threshold is not None and not 0 < self.dedup_threshold <= 1:
             raise SearchOptionError("dedup_threshold must be in (0, 1]")
@@ -297,7 +298,7 @@ def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
         dedup_threshold=_number(params, "dedup_threshold", float),
         doc_type_boost=_number(params, "doc_type_boost", float),
         doc_type_override=() if only_chosen else _list(params, "doc_type"),
-        recency=_choice(params, "recency", RECENCY_MODES, "auto"),
+        recency=_choice(params, "recency", RECENCY_MODES, settings.SEARCH_RECENCY),
         version_aware=_bool(params, "version_aware", True),
         as_of_version=_version_label(params, "as_of_version"),
         as_of_date=parse_datetime_bound(params.get("as_of_date"), name="as_of_date", end_of_day=True),

@@ -1,18 +1,24 @@
-"""Reranking the head of the fused list by sentence-level evidence, with the encoder we already have.
+"""Reranking the head of the fused list by sentence-level evidence.
 
 A chunk's vector averages every sentence in it, so a long reference section
 that states the fact in one line can rank below a topic page that talks
-around it. For the best RERANK_DEPTH candidates we therefore also compare the
-question with each sentence of the chunk and keep the best cosine: the
-passage that *states* something close to the question rises.
+around it. For the best RERANK_DEPTH candidates we therefore look for the
+single sentence that best answers the question, in one of two ways
+(RERANK_EVIDENCE):
 
-    combined = fused / best fused in the head + RERANK_SENTENCE_WEIGHT * best sentence cosine
+- "terms" (the default; microseconds): the share of the question's rare-term
+  weight (idf of its full-text lexemes, from the lexical stage's statistics)
+  and of its identifiers that one sentence of the chunk, or its heading, holds;
+- "vectors": the cosine of the chunk's sentence closest to the question, with
+  the encoder we already have (no cross-encoder weights can be had here).
+  Sentence vectors are computed at query time and kept in a bounded
+  in-process cache; on this machine that costs seconds per uncached query,
+  so it is opt-in.
+
+    combined = fused / best fused in the head + RERANK_SENTENCE_WEIGHT * evidence
 
 and the head is re-sorted by `combined`, rescaled onto the fused scale so the
-later stages (doc-type boost, version demotions) act as before. Sentence
-vectors are computed at query time and kept in a bounded in-process cache,
-keyed by the sentence text: the same passages come back for related
-questions, and nothing is written to the database from a search.
+later stages (doc-type boost, version demotions) act as before.
 """
 
 from __future__ import annotations
@@ -83,13 +89,57 @@ def best_sentence_similarities(query_vector: Sequence[float], texts: Sequence[st
     return best
 
 
-def rerank_head(candidates: list[Any], *, query_vector: Sequence[float], depth: int,
-                sentence_weight: float) -> dict[str, Any]:
-    """Re-sort the first `depth` candidates (best first, with `.score` and `.row["text"]`) in place."""
+_WORD = re.compile(r"[\w.\-]+")
+
+
+def best_sentence_term_cover(texts: Sequence[str], headings: Sequence[str], *,
+                             terms: Sequence[tuple[str, float]], identifiers: Sequence[str]) -> list[float]:
+    """For each text, the largest share of the question's weight that one of its sentences (plus heading) holds.
+
+    `terms` are (stemmed lexeme, idf); a word holds a lexeme when it starts with it (Snowball
+    stems are prefixes of most of their words). Each identifier weighs as much as the rarest term.
+    """
+    from rag.retrieval.identifiers import identifiers_in
+
+    weight_of_identifier = max((idf for _, idf in terms), default=1.0)
+    total = sum(idf for _, idf in terms) + weight_of_identifier * len(identifiers)
+    if total <= 0:
+        return [0.0] * len(texts)
+    wanted_identifiers = set(identifiers)
+
+    def held(piece: str) -> tuple[set[str], set[str]]:
+        words = [word.lower() for word in _WORD.findall(piece)]
+        lexemes = {lexeme for lexeme, _ in terms if any(word.startswith(lexeme) for word in words)}
+        return lexemes, wanted_identifiers.intersection(identifiers_in(piece))
+
+    idf = dict(terms)
+    best = []
+    for text, heading in zip(texts, headings):
+        heading_lexemes, heading_identifiers = held(heading or "")
+        top = 0.0
+        for sentence in chunk_sentences(text) or [text]:
+            lexemes, found = held(sentence)
+            lexemes |= heading_lexemes
+            found |= heading_identifiers
+            top = max(top, (sum(idf[lexeme] for lexeme in lexemes) + weight_of_identifier * len(found)) / total)
+        best.append(top)
+    return best
+
+
+def rerank_head(candidates: list[Any], *, query_vector: Sequence[float] | None, depth: int, sentence_weight: float,
+                evidence: str = "terms", terms: Sequence[tuple[str, float]] = (),
+                identifiers: Sequence[str] = ()) -> dict[str, Any]:
+    """Re-sort the first `depth` candidates (best first, with `.score` and `.row`) in place."""
     head = candidates[:depth]
     if len(head) < 2:
         return {"reranked": 0}
-    best = best_sentence_similarities(query_vector, [c.row["text"] for c in head])
+    if evidence == "vectors" and query_vector is not None:
+        best = best_sentence_similarities(query_vector, [c.row["text"] for c in head])
+    elif evidence == "terms" and (terms or identifiers):
+        best = best_sentence_term_cover([c.row["text"] for c in head], [c.row["heading_path"] for c in head],
+                                        terms=terms, identifiers=identifiers)
+    else:
+        return {"reranked": 0}
     top_fused = max(c.score for c in head) or 1.0
     combined = [c.score / top_fused + sentence_weight * similarity for c, similarity in zip(head, best)]
     top_combined = max(combined) or 1.0

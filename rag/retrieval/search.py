@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -237,6 +238,7 @@ def _ranked_lists(
             ranked["identifiers"] = [chunk_id for chunk_id, _ in lexical.identifier_candidates(scope, wanted, pool)]
             clock.lap("identifiers_ms")
         terms, table_rows = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id)
+        stats["term_idf"] = [(t.lexeme, round(-math.log(max(t.frequency, 1e-6)), 3)) for t in terms]
         lexical_query = lexical.build_lexical_query(terms, table_rows=table_rows)
         matches = lexical.lexical_candidates(scope, lexical_query, pool) if lexical_query else []
         ranked["lexical"] = [chunk_id for chunk_id, _ in matches]
@@ -254,10 +256,12 @@ def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, st
             if wanted.intersection(identifiers_in(candidate.row["heading_path"] or "")):
                 candidate.score *= settings.IDENTIFIER_HEADING_BOOST
         candidates.sort(key=lambda c: -c.score)
-    # Hybrid only: mode="semantic" promises the kNN order, mode="lexical" has no query vector.
-    if options.rerank and options.mode == "hybrid" and query_vector is not None and settings.RERANK_SENTENCE_WEIGHT > 0:
+    # Hybrid only: mode="semantic" promises the kNN order, mode="lexical" the full-text one.
+    if options.rerank and options.mode == "hybrid" and settings.RERANK_SENTENCE_WEIGHT > 0:
         stats["rerank"] = rerank_head(candidates, query_vector=query_vector, depth=settings.RERANK_DEPTH,
-                                      sentence_weight=settings.RERANK_SENTENCE_WEIGHT)
+                                      sentence_weight=settings.RERANK_SENTENCE_WEIGHT,
+                                      evidence=settings.RERANK_EVIDENCE, terms=stats.get("term_idf") or (),
+                                      identifiers=stats.get("identifiers") or ())
     boosted: list[str] = []
     if options.doc_type_boost != 1.0:
         boosted = list(options.doc_type_override) or classify_query(query, doc_type_keywords())

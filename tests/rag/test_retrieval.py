@@ -163,8 +163,9 @@ def test_recency_decay_applies_to_trend_queries_only(workspace):
     add_document(workspace, "/notes/new.md", ["gateway rate limit is 900 requests per minute, raised"],
                  doc_date=now - timedelta(days=1))
 
-    plain = search("gateway rate limit requests per minute", options(workspace, top_k=5, dedup=False))
-    trend = search("latest gateway rate limit requests per minute", options(workspace, top_k=5, dedup=False))
+    plain = search("gateway rate limit requests per minute", options(workspace, top_k=5, dedup=False, recency="auto"))
+    trend = search("latest gateway rate limit requests per minute",
+                   options(workspace, top_k=5, dedup=False, recency="auto"))
     assert plain.stats["recency"] is False and trend.stats["recency"] is True
     assert trend[0].path == "/notes/new.md"
     by_path = {r.path: r for r in trend}
@@ -178,6 +179,14 @@ def test_recency_decay_applies_to_trend_queries_only(workspace):
     assert [(r.chunk_id, r.score) for r in plain] == [(r.chunk_id, r.score) for r in off]
 
 
+def test_recency_is_off_unless_the_setting_or_the_search_asks_for_it(workspace, settings):
+    now = timezone.now()
+    add_document(workspace, "/notes/new.md", ["gateway rate limit is 900 requests per minute"], doc_date=now)
+    assert search("latest gateway rate limit", options(workspace)).stats["recency"] is False
+    settings.SEARCH_RECENCY = "auto"
+    assert search("latest gateway rate limit", options(workspace)).stats["recency"] is True
+
+
 def test_recency_counts_from_the_newest_document_not_from_today(workspace):
     """A corpus last edited a year ago still has a newest release for "latest" questions."""
     long_ago = timezone.now() - timedelta(days=400)
@@ -186,7 +195,7 @@ def test_recency_counts_from_the_newest_document_not_from_today(workspace):
     add_document(workspace, "/notes/release-notes-new.md", ["release notes: the gateway adds request mirroring"],
                  doc_date=long_ago)
 
-    trend = search("what is in the latest release notes", options(workspace, top_k=5, dedup=False))
+    trend = search("what is in the latest release notes", options(workspace, top_k=5, dedup=False, recency="auto"))
     assert trend.stats["recency"] is True
     assert trend.stats["recency_reference"] == long_ago.isoformat()
     assert trend[0].path == "/notes/release-notes-new.md"

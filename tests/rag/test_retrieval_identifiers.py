@@ -180,3 +180,21 @@ def test_search_reads_the_fusion_weights_from_settings(workspace):
         lexical_only = search("rotate the signing key", options(workspace, top_k=2, rerank=False))
     assert lexical_only[0].score == pytest.approx(1.0)
     assert lexical_only[0].ranks.get("lexical") == 1
+
+
+# --- sentence evidence -------------------------------------------------------------------------
+
+
+def test_term_evidence_prefers_the_sentence_that_holds_the_rare_terms_together():
+    from rag.retrieval.rerank import best_sentence_term_cover
+
+    terms = [("timeout", 3.0), ("linkcheck", 2.0), ("default", 0.5)]
+    scattered = "The linkcheck builder checks links. Each request may hit a timeout. Defaults vary."
+    together = "Unrelated intro line here. The default linkcheck timeout is 30 seconds."
+    covers = best_sentence_term_cover([scattered, together], ["Builders", "Options"], terms=terms, identifiers=[])
+    assert covers[1] == pytest.approx(1.0)
+    assert covers[0] == pytest.approx(3.0 / 5.5)
+    with_identifier = best_sentence_term_cover(
+        ["See the options below for tuning."], ["Configuration > linkcheck_timeout"],
+        terms=terms, identifiers=["linkcheck_timeout"])
+    assert with_identifier[0] > 0.5  # the heading names the identifier and holds two of the terms

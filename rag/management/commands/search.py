@@ -55,8 +55,8 @@ class Command(BaseCommand):
         more = parser.add_argument_group("more options")
         more.add_argument("--variant-metadata", action="store_true", help="list each result's other versions")
         more.add_argument("--provenance", action="store_true", help="every version and contradiction per result")
-        more.add_argument("--recency", choices=RECENCY_MODES, default="auto",
-                          help="recency decay: auto (trend queries only), on, off")
+        more.add_argument("--recency", choices=RECENCY_MODES, default=None,
+                          help="recency decay: auto (trend queries only), on, off (default: SEARCH_RECENCY)")
         more.add_argument("--pool", type=int, help="candidates per list before fusion")
         versions = parser.add_argument_group("versions")
         versions.add_argument("--as-of-version", metavar="LABEL",
