@@ -49,3 +49,12 @@ class Message(models.Model):
     @property
     def citations(self) -> list[dict]:
         return (self.metadata or {}).get("citations") or []
+
+
+class LLMAnswer(Message):
+    """Generated answers, as the admin lists them with their citation compliance (chat.citations)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "generated answer"
+        verbose_name_plural = "generated answers (citation compliance)"

@@ -233,9 +233,19 @@ EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 # signed key with "no license public key configured"; licenses made in the admin still work.
 LICENSE_PUBLIC_KEY = env.str("LICENSE_PUBLIC_KEY", default="", multiline=True)
 
-# Answers: how many sentences an extractive answer quotes, and how close to the best one they must score.
-ANSWER_MAX_SENTENCES = env.int("ANSWER_MAX_SENTENCES", default=4)
+# Answers: how many statements an extractive answer quotes (1-3 reads as an answer, more as a search
+# result), and how close to the best one the others must score.
+ANSWER_MAX_UNITS = env.int("ANSWER_MAX_UNITS", default=3)
 ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.8)
+# Below this score (0.7 x encoder cosine + 0.3 x the question's rare terms found) no statement answers:
+# the answer abstains. Calibrated on make eval's questions against off-topic ones (README).
+ANSWER_RELEVANCE_FLOOR = env.float("ANSWER_RELEVANCE_FLOOR", default=0.40)
+# A statement of a superseded or retired passage scores this much of its value: the current one leads.
+ANSWER_STALE_FACTOR = env.float("ANSWER_STALE_FACTOR", default=0.9)
+# A definition, a list item with its lead-in or two sentences that lean on each other are quoted whole up to this.
+ANSWER_UNIT_MAX_WORDS = env.int("ANSWER_UNIT_MAX_WORDS", default=70)
+# Sources an abstention names as closest matches.
+ANSWER_CLOSEST_MATCHES = env.int("ANSWER_CLOSEST_MATCHES", default=3)
 # Results an answer is built from: more gives an LLM context, fewer keeps extractive answers focused.
 ANSWER_TOP_K = env.int("ANSWER_TOP_K", default=5)
 # Longer "sentences" are tables or lists run together: unreadable as a quote.
