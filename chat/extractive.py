@@ -379,11 +379,9 @@ def compose_extractive(question: str, results: Sequence[Any]) -> Extract:
         return numbers[source.chunk_id]
 
     lines = [f"{unit.text} [{cite(unit, 'answer', unit.result_rank + 1)}]" for unit in statements]
-    reported: set[int] = set()
-    for older, _newer in notes:
-        if older.result.document_id in reported:
-            continue
-        reported.add(older.result.document_id)
+    if notes:
+        # One clean line: the most recent older statement that differs from the current one.
+        older, _newer = max(notes, key=lambda pair: _date_key(pair[0].result.doc_date))
         n_older = cite(older, "older_version", len(results) + 1)
         lines.append(f"{_version_name(older)} said: {_quoted(older.text)} [{n_older}]")
     return Extract(" ".join(lines[: len(statements)]) + "".join(f"\n{line}" for line in lines[len(statements):]),
