@@ -114,6 +114,10 @@ def _compose(question: str, results: Sequence[Any], used: dict[str, Any]) -> Ext
     versions = stats.get("versions") or {}
     if versions.get("mode") == "change" and stats.get("change_sides"):
         return compose_change(versions.get("topic") or question, results, stats["change_sides"])
+    if versions.get("mode") == "as_of":
+        # Asked about one release or date: its statements answer, none replaced by a newer one.
+        as_of = versions.get("as_of_version") or versions.get("as_of_date") or "as of"
+        return compose_extractive(versions.get("query") or question, results, as_of=as_of)
     return compose_extractive(question, results)
 
 

@@ -105,16 +105,18 @@ def _heading_like(text: str, headings: set[str]) -> bool:
 
 
 def has_term(text: str) -> bool:
-    match = _TERM.match(text)
+    """"term: value" (a definition, a table row, a labelled list item), the term at most eight words."""
+    match = _TERM.match(_BULLET.sub("", text))
     return bool(match) and len(match.group("term").split()) <= 8
 
 
 def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan]) -> tuple[tuple[int, ...], str, str]:
     """(sentence indexes, text, kind) of the statement this sentence belongs to."""
     head = paragraph[0]
-    if span.kind == "prose" and span is not head and head.kind == "prose" and has_term(head.text):
+    head_text = _BULLET.sub("", head.text)
+    if span is not head and head.kind == span.kind and has_term(head_text):
         # A later sentence of a definition is read with the term and the value the first one gives.
-        return (head.index, span.index), f"{head.text} {span.text}", "definition"
+        return (head.index, span.index), f"{head_text} {span.text}", "definition"
     if span.kind == "item":
         item = _BULLET.sub("", span.text)
         lead = next((s for s in reversed(spans[: span.index]) if s.kind != "item"), None)
@@ -173,9 +175,10 @@ def _is_stale(result: Any) -> bool:
     return getattr(result, "lineage", "") in ("superseded", "retired") or not getattr(result, "is_latest_version", True)
 
 
-def score_units(question: str, units: list[Unit]) -> None:
+def score_units(question: str, units: list[Unit], *, as_of: str = "") -> None:
     """Meaning (encoder cosine) and the question's rare terms, a little for the retrieval rank; the
-    current version is preferred over a superseded or retired passage."""
+    current version is preferred over a superseded or retired passage, or, for a question about one
+    release (`as_of`), that release's own documents are."""
     if not units:
         return
     vector = question_vector(question)
@@ -191,7 +194,11 @@ def score_units(question: str, units: list[Unit]) -> None:
         unit.cosine = cosine(vector, unit_vector)
         rare = sum(weight for term, weight in weights.items() if term in words) / total
         unit.score = 0.7 * unit.cosine + 0.3 * rare + 0.03 / (1 + unit.result_rank)
-        if _is_stale(unit.result):
+        if as_of:
+            label = getattr(unit.result, "version_label", "") or ""
+            if label == as_of or label.startswith(as_of + "."):
+                unit.score /= settings.ANSWER_STALE_FACTOR
+        elif _is_stale(unit.result):
             unit.score *= settings.ANSWER_STALE_FACTOR
 
 
@@ -349,18 +356,22 @@ def _quoted(text: str) -> str:
     return text.rstrip().rstrip(".")
 
 
-def compose_extractive(question: str, results: Sequence[Any]) -> Extract:
+def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = "") -> Extract:
     """The best 1-3 statements, best first, one [N] per source; where versions disagree the current
-    statement leads and one line names the older one. Below the relevance floor: an abstention."""
+    statement leads and one line names the older one. Below the relevance floor: an abstention.
+
+    For a question about one release (`as_of`, the search already scoped to it) that release's
+    statements are what is asked for: no newer version replaces them.
+    """
     units = answer_units(results)
     if not units:
         return Extract(NOTHING_FOUND, [], abstained=True, closest=_closest(results, units))
-    score_units(question, units)
+    score_units(question, units, as_of=as_of)
     evidence = round(max(unit.score for unit in units), 4)
     picked = _pick(units, limit=settings.ANSWER_MAX_UNITS)
     if not picked:
         return Extract(ABSTAINED, [], abstained=True, closest=_closest(results, units), evidence=evidence)
-    statements, notes = _resolve_conflicts(question, picked, units)
+    statements, notes = (picked, []) if as_of else _resolve_conflicts(question, picked, units)
 
     numbers: dict[int, int] = {}
     citations: list[dict] = []

@@ -55,9 +55,9 @@ def demo(transactional_db, django_db_serialized_rollback):
     return workspace
 
 
-def test_ask_follow_a_citation_expand_sources_filter_and_reload(browser_page, live_server, demo):
-    page = browser_page
-    page.goto(f"{live_server.url}/chat/")
+def sign_in_and_start_a_conversation(page, base_url: str) -> None:
+    """As "reader": the chat sends an anonymous visitor to the login page first."""
+    page.goto(f"{base_url}/chat/")
     assert "/accounts/login/" in page.url
     page.fill("#id_username", "reader")
     page.fill("#id_password", "correct horse battery")
@@ -65,6 +65,10 @@ def test_ask_follow_a_citation_expand_sources_filter_and_reload(browser_page, li
     page.click("text=New conversation")
     page.wait_for_url("**/chat/*/")
 
+
+def test_ask_follow_a_citation_expand_sources_filter_and_reload(browser_page, live_server, demo):
+    page = browser_page
+    sign_in_and_start_a_conversation(page, live_server.url)
     page.fill("#id_question", "What is the rate limit per API key?")
     page.click("form.ask button[type=submit]")
     answer = page.locator("article.msg-assistant").last

@@ -6,7 +6,7 @@ import pytest
 
 from chat.models import Message
 from tests.chat.conftest import index_folder
-from tests.chat.test_browser import ARTIFACTS, CHROMIUM, browser_page  # noqa: F401 - the fixture
+from tests.chat.test_browser import ARTIFACTS, CHROMIUM, browser_page, sign_in_and_start_a_conversation  # noqa: F401
 from tests.factories import UserFactory, WorkspaceFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not CHROMIUM, reason="no chromium")]
@@ -35,13 +35,7 @@ def limits(transactional_db, tmp_path):
 
 def test_a_table_row_is_quoted_cleanly_and_an_off_topic_question_abstains(browser_page, live_server, limits):  # noqa: F811
     page = browser_page
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "reader")
-    page.fill("#id_password", "correct horse battery")
-    page.click("button[type=submit]")
-    page.click("text=New conversation")
-    page.wait_for_url("**/chat/*/")
-
+    sign_in_and_start_a_conversation(page, live_server.url)
     page.fill("#id_question", "What is the rate limit per API key?")
     page.click("form.ask button[type=submit]")
     answer = page.locator("article.msg-assistant").last

@@ -105,3 +105,11 @@ def test_answer_scoring_wants_the_current_fact_first(db):
     assert malformed_quotes(raw) == ["raw table markup: | Rate limit | 600 | 1000 | [1]"]
     assert abstention_figures([False, True], [True, True, False]) == {
         "precision": 2 / 3, "recall": 2 / 3, "answerable_abstained": 1}
+
+
+def test_a_question_about_one_release_is_answered_from_it_not_replaced_by_the_newest(workspace, api_versions,
+                                                                                      licensed):
+    result = answer("How many requests per minute could an API key send in 2.0?", workspace=workspace,
+                    options={"dedup": True})
+    assert result.search["stats"]["versions"]["mode"] == "as_of"
+    assert result.text.startswith("Each API key may send 600 requests per minute") and "said:" not in result.text
