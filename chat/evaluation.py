@@ -84,11 +84,20 @@ def _expected(question: dict) -> tuple[list[list[str]], list[list[str]], list[st
     return [question["answer_patterns"]], [entry["patterns"] for entry in wrong], paths
 
 
+def _stated_fact_at(statements: list[str], question: dict, patterns: Sequence[str]) -> int | None:
+    """Where the expected fact is stated: its patterns, or one of the ground truth's `answer_accept`
+    sets (the same fact as a statement writes it, "15m" for "15 minutes")."""
+    alternatives = [patterns, *question.get("answer_accept", [])] if patterns == question.get("answer_patterns") \
+        else [patterns]
+    found = [at for at in (_stated_at(statements, alternative) for alternative in alternatives) if at is not None]
+    return min(found, default=None)
+
+
 def score_answer(question: dict, result: Answer) -> dict[str, float]:
     """Accuracy and citation of one answer (see the module docstring)."""
     wanted, outdated, paths = _expected(question)
     statements = _statements(result.text)
-    positions = [_stated_at(statements, patterns) for patterns in wanted]
+    positions = [_stated_fact_at(statements, question, patterns) for patterns in wanted]
     stated = all(position is not None for position in positions)
     first_wrong = min((p for p in (_stated_at(statements, patterns) for patterns in outdated) if p is not None),
                       default=None)
@@ -142,11 +151,13 @@ def floor_sweep(answerable: Sequence[float], off_topic: Sequence[float]) -> list
 
 def evaluate_answers(
     workspace: Workspace, questions: Sequence[dict], off_topic: Sequence[str], *,
+    configs: Sequence[tuple[str, bool]] = CONFIGS,
     on_answer: Callable[[str, dict, Answer], None] | None = None,
+    on_config: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every configuration's answer figures; the license is set for each (Free last, as retrieval's eval)."""
     figures: dict[str, dict[str, Any]] = {}
-    for name, licensed in CONFIGS:
+    for name, licensed in configs:
         eval_license_set(workspace=workspace, licensed=licensed)
         scores = []
         for question in questions:
@@ -176,6 +187,8 @@ def evaluate_answers(
             "off_topic": len(off),
             "floor_sweep": floor_sweep([s["evidence"] for s in scores], off_evidence),
         }
+        if on_config:
+            on_config(name, figures[name])
     return figures
 
 

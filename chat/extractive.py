@@ -32,7 +32,7 @@ from rag.sentences import SentenceSpan, sentence_spans
 _WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _STOP = frozenset(
     "a an and are as at be by can do does for from how i in is it me my of on or the this to what when where which "
-    "who why will with you your should there their much many get set use used using default".split()
+    "who why will with you your should there their much many get set use used using".split()
 )
 # "auth.token_ttl: Default 12h." / "Rate limit per API key: 2.0: 600 ...": a term (or a row's label) and its value.
 _TERM = re.compile(r"^(?P<term>[^\s:][^:]{0,80}?):\s+\S")
@@ -40,6 +40,8 @@ _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 # A sentence that leans on the one before it ("It defaults to 12h.").
 _LEANS_BACK = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both|the latter|the former)\b",
                          re.IGNORECASE)
+# A heading that names a code, a setting or a path ("LG1504 upstream_timeout", "/healthz") gives the text under it its subject.
+_CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
 _FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
 NOTHING_FOUND = "I found nothing in this workspace's documents that answers that."
 ABSTAINED = "The documents in this workspace don't answer that."
@@ -53,7 +55,7 @@ class Unit:
     result: Any
     indexes: tuple[int, ...]
     text: str
-    kind: str  # "sentence" | "definition" | "item" | "pair"
+    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed"
     score: float = 0.0
     cosine: float = 0.0
     vector: list[float] = field(default_factory=list, repr=False)
@@ -123,6 +125,11 @@ def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[Sen
         if lead is not None and lead.kind == "prose" and lead.text.endswith(":"):
             return (lead.index, span.index), f"{lead.text} {item}", "item"
         return (span.index,), item, "item"
+    before = spans[span.index - 1] if span.index > 0 else None
+    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and _CODE_LIKE.search(before.text)
+            and _heading_like(before.text, set()) and span.kind == "prose"):
+        # "LG1002 no_route (HTTP 404)" over "No route matched ...": the heading names what the text is about.
+        return (before.index, span.index), f"{before.text}: {span.text}", "headed"
     if _LEANS_BACK.match(span.text) and span.index > 0:
         before = spans[span.index - 1]
         if before.kind == "prose" and before.paragraph == span.paragraph:
@@ -414,7 +421,7 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) ->
         def pair_score(old: Unit, new: Unit) -> float:
             changed = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY and bool(
                 fact_differences(old.text, new.text))
-            return old.score + new.score + (1.0 if changed else 0.0)
+            return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
 
         window = settings.ANSWER_CHANGE_CANDIDATES
         chosen = list(max(((old, new) for old in by_side[0][:window] for new in by_side[1][:window]),

@@ -236,10 +236,10 @@ LICENSE_PUBLIC_KEY = env.str("LICENSE_PUBLIC_KEY", default="", multiline=True)
 # Answers: how many statements an extractive answer quotes (1-3 reads as an answer, more as a search
 # result), and how close to the best one the others must score.
 ANSWER_MAX_UNITS = env.int("ANSWER_MAX_UNITS", default=3)
-ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.8)
+ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.85)
 # Below this score (0.7 x encoder cosine + 0.3 x the question's rare terms found) no statement answers:
 # the answer abstains. Calibrated on make eval's questions against off-topic ones (README).
-ANSWER_RELEVANCE_FLOOR = env.float("ANSWER_RELEVANCE_FLOOR", default=0.40)
+ANSWER_RELEVANCE_FLOOR = env.float("ANSWER_RELEVANCE_FLOOR", default=0.30)
 # A statement of a superseded or retired passage scores this much of its value: the current one leads.
 ANSWER_STALE_FACTOR = env.float("ANSWER_STALE_FACTOR", default=0.9)
 # A definition, a list item with its lead-in or two sentences that lean on each other are quoted whole up to this.
@@ -254,6 +254,9 @@ ANSWER_SENTENCE_MAX_WORDS = env.int("ANSWER_SENTENCE_MAX_WORDS", default=60)
 ANSWER_CONFLICT_SIMILARITY = env.float("ANSWER_CONFLICT_SIMILARITY", default=0.75)
 # Statements per side a change answer weighs against each other to find the one that changed.
 ANSWER_CHANGE_CANDIDATES = env.int("ANSWER_CHANGE_CANDIDATES", default=8)
+# What a pair of statements whose facts differ gains over its relevance: enough to prefer the change
+# itself, too little for a change of something else to win.
+ANSWER_CHANGE_BONUS = env.float("ANSWER_CHANGE_BONUS", default=0.2)
 # An OpenAI-compatible chat-completions server switches answers to generated ones.
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="")

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.answering import Answer
-from chat.evaluation import evaluate_answers, format_answer_table, malformed_quotes, nonsense
+from chat.evaluation import CONFIGS, evaluate_answers, format_answer_table, malformed_quotes, nonsense
 from rag import embeddings
 from rag.evaluation import eval_workspace_prepare, release_paths_widen
 from rag.management.commands.eval_demo import _release_of
@@ -36,6 +36,8 @@ class Command(BaseCommand):
         parser.add_argument("--releases", type=Path, default=ROOT / "demo" / "manifest.json")
         parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
         parser.add_argument("--details", action="store_true", help="print every full-pipeline answer")
+        parser.add_argument("--config", action="append", choices=[name for name, _ in CONFIGS],
+                            help="only this configuration (repeatable; default: all)")
 
     def handle(self, *args, corpus: Path | None, ground_truth: Path, off_topic: Path, workspace: str, title: str,
                **opts) -> None:
@@ -58,7 +60,11 @@ class Command(BaseCommand):
         target, indexed = eval_workspace_prepare(corpus=corpus, slug=workspace, name=title)
         self.stderr.write(f"indexing: {indexed}")
         embeddings.get_encoder()
-        figures = evaluate_answers(target, questions, off, on_answer=self._details if opts["details"] else None)
+        configs = [config for config in CONFIGS if not opts["config"] or config[0] in opts["config"]]
+        progress = None if opts["json"] else (
+            lambda name, values: self.stderr.write(format_answer_table(title, {name: values})))
+        figures = evaluate_answers(target, questions, off, configs=configs, on_config=progress,
+                                   on_answer=self._details if opts["details"] else None)
         if opts["json"]:
             self.stdout.write(json.dumps({"title": title, "answers": figures}, indent=2))
             return
