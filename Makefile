@@ -28,6 +28,7 @@ bench: $(STAMP)
 # Its own DATA_DIR: evaluation never touches the instance `make run` serves.
 eval: $(STAMP)
 	DATA_DIR=$${EVAL_DATA_DIR:-var/eval} $(PY) manage.py eval_demo
+	DATA_DIR=$${EVAL_DATA_DIR:-var/eval} $(PY) manage.py eval_answers
 
 # Four Sphinx releases' docs from PyPI sdists, flattened and checked (demo/real/build_corpus.py; cached
 # in var/real-corpus), evaluated in their own DATA_DIR and workspace.
@@ -35,6 +36,9 @@ REAL_CORPUS := var/real-corpus
 eval-real: $(STAMP)
 	$(PY) demo/real/build_corpus.py --out $(REAL_CORPUS)
 	DATA_DIR=$${EVAL_REAL_DATA_DIR:-var/eval-real} $(PY) manage.py eval_demo --corpus $(REAL_CORPUS)/corpus \
+		--ground-truth $(REAL_CORPUS)/ground_truth.json --releases $(REAL_CORPUS)/files.json --workspace eval-real \
+		--title "Sphinx documentation 5.3 / 6.2 / 7.4 / 8.1"
+	DATA_DIR=$${EVAL_REAL_DATA_DIR:-var/eval-real} $(PY) manage.py eval_answers --corpus $(REAL_CORPUS)/corpus \
 		--ground-truth $(REAL_CORPUS)/ground_truth.json --releases $(REAL_CORPUS)/files.json --workspace eval-real \
 		--title "Sphinx documentation 5.3 / 6.2 / 7.4 / 8.1"
 

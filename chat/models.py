@@ -66,3 +66,12 @@ class SearchDefaults(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace}"
+
+
+class LLMAnswer(Message):
+    """Generated answers, as the admin lists them with their citation compliance (chat.citations)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "generated answer"
+        verbose_name_plural = "generated answers (citation compliance)"

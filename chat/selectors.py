@@ -37,3 +37,29 @@ def conversation_sidebar(*, user, workspace: Workspace, limit: int | None = 30) 
         for number, conversation in enumerate(same, start=1)
     }
     return [(conversation, labels[conversation.pk]) for conversation in conversations]
+
+
+def citation_compliance_by_week(*, messages: QuerySet) -> list[dict]:
+    """Per workspace and ISO week, the share of generated-answer sentences that cite a valid source.
+
+    Read from each answer's stored compliance (chat.citations), so the figure is what the reader saw.
+    Admin-only (staff see every workspace), newest week first.
+    """
+    from django.db.models.functions import TruncWeek
+
+    rows = (messages.filter(role="assistant", metadata__mode="llm", metadata__has_key="compliance")
+            .annotate(week=TruncWeek("created_at"))
+            .values_list("conversation__workspace__name", "week", "metadata"))
+    buckets: dict[tuple[str, object], dict] = {}
+    for workspace, week, metadata in rows:
+        compliance = metadata["compliance"]
+        bucket = buckets.setdefault((workspace, week), {"workspace": workspace, "week": week, "answers": 0,
+                                                        "sentences": 0, "cited": 0, "invalid": 0, "uncited_sources": 0})
+        bucket["answers"] += 1
+        bucket["sentences"] += compliance.get("sentences", 0)
+        bucket["cited"] += compliance.get("cited_sentences", 0)
+        bucket["invalid"] += len(compliance.get("invalid_markers", []))
+        bucket["uncited_sources"] += len(compliance.get("uncited_sources", []))
+    for bucket in buckets.values():
+        bucket["rate"] = bucket["cited"] / bucket["sentences"] if bucket["sentences"] else 1.0
+    return sorted(buckets.values(), key=lambda b: (b["workspace"], -b["week"].timestamp()))

@@ -279,9 +279,19 @@ LICENSE_PUBLIC_KEY = env.str("LICENSE_PUBLIC_KEY", default="", multiline=True)
 # The demo workspace's built-in Writer Pro trial: long enough to try every feature on your own documents.
 DEMO_TRIAL_DAYS = env.int("DEMO_TRIAL_DAYS", default=30)
 
-# Answers: how many sentences an extractive answer quotes, and how close to the best one they must score.
-ANSWER_MAX_SENTENCES = env.int("ANSWER_MAX_SENTENCES", default=4)
-ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.8)
+# Answers: how many statements an extractive answer quotes (1-3 reads as an answer, more as a search
+# result), and how close to the best one the others must score.
+ANSWER_MAX_UNITS = env.int("ANSWER_MAX_UNITS", default=3)
+ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.85)
+# Below this score (0.7 x encoder cosine + 0.3 x the question's rare terms found) no statement answers:
+# the answer abstains. Calibrated on make eval's questions against off-topic ones (README).
+ANSWER_RELEVANCE_FLOOR = env.float("ANSWER_RELEVANCE_FLOOR", default=0.30)
+# A statement of a superseded or retired passage scores this much of its value: the current one leads.
+ANSWER_STALE_FACTOR = env.float("ANSWER_STALE_FACTOR", default=0.9)
+# A definition, a list item with its lead-in or two sentences that lean on each other are quoted whole up to this.
+ANSWER_UNIT_MAX_WORDS = env.int("ANSWER_UNIT_MAX_WORDS", default=70)
+# Sources an abstention names as closest matches.
+ANSWER_CLOSEST_MATCHES = env.int("ANSWER_CLOSEST_MATCHES", default=3)
 # Results an answer is built from: more gives an LLM context, fewer keeps extractive answers focused.
 ANSWER_TOP_K = env.int("ANSWER_TOP_K", default=5)
 # Longer "sentences" are tables or lists run together: unreadable as a quote.
@@ -290,6 +300,9 @@ ANSWER_SENTENCE_MAX_WORDS = env.int("ANSWER_SENTENCE_MAX_WORDS", default=60)
 ANSWER_CONFLICT_SIMILARITY = env.float("ANSWER_CONFLICT_SIMILARITY", default=0.75)
 # Statements per side a change answer weighs against each other to find the one that changed.
 ANSWER_CHANGE_CANDIDATES = env.int("ANSWER_CHANGE_CANDIDATES", default=8)
+# What a pair of statements whose facts differ gains over its relevance: enough to prefer the change
+# itself, too little for a change of something else to win.
+ANSWER_CHANGE_BONUS = env.float("ANSWER_CHANGE_BONUS", default=0.2)
 # An OpenAI-compatible chat-completions server switches answers to generated ones.
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="")

@@ -3,8 +3,8 @@
 The chat composer and the document page both split here, so an id means the
 same sentence in both places. A fenced code block (the parsers fence every
 literal block) is one span of kind "code", so no sentence is cut out of code
-and the answerer can tell code from prose; each line of a list keeps its own
-span (kind "item") so that it can be quoted with its lead-in.
+and the answerer can tell code from prose; a list line is of kind "item", so
+that it can be quoted with its lead-in.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class SentenceSpan:
     start: int
     end: int
     text: str
-    paragraph: int = 0  # paragraphs are separated by blank lines; a code block is one
+    paragraph: int = 0  # the line it is on (the parsers write a paragraph per line); a code block is one
     kind: str = "prose"  # "prose" | "item" (a list line) | "code"
 
 
@@ -58,18 +58,26 @@ def _blocks(text: str) -> list[tuple[int, str, str]]:
 
 
 def sentence_spans(text: str) -> list[SentenceSpan]:
-    """Sentences within lines/paragraphs: a heading line never glues onto the next sentence."""
+    """Sentences within lines: a heading line never glues onto the next sentence.
+
+    The parsers write each paragraph on one line, so a line is a paragraph here (a chunk's
+    heading line, a list item, a table row); a fenced code block is one paragraph of its own.
+    """
     spans: list[SentenceSpan] = []
-    for paragraph, (offset, block_text, kind) in enumerate(_blocks(text)):
+    paragraph = -1
+    for offset, block_text, kind in _blocks(text):
         if kind == "code":
+            paragraph += 1
             stripped = block_text.strip()
             spans.append(SentenceSpan(len(spans), offset, offset + len(block_text), stripped, paragraph, "code"))
             continue
-        line_offset = 0
-        for line in _lines_or_block(block_text):
+        line_start = 0
+        for line in block_text.split("\n"):
+            base, line_start = offset + line_start, line_start + len(line) + 1
+            if not line.strip():
+                continue
+            paragraph += 1
             line_kind = "item" if _LIST_ITEM.match(line) else "prose"
-            base = offset + block_text.find(line, line_offset)
-            line_offset = base - offset + len(line)
             for piece in _segmenter().segment(line):
                 stripped = piece.sent.strip()
                 if not stripped:
@@ -77,14 +85,6 @@ def sentence_spans(text: str) -> list[SentenceSpan]:
                 start = base + piece.start + max(piece.sent.find(stripped), 0)
                 spans.append(SentenceSpan(len(spans), start, start + len(stripped), stripped, paragraph, line_kind))
     return spans
-
-
-def _lines_or_block(block_text: str) -> list[str]:
-    """A paragraph with list lines is read line by line (an item ends at its line); prose as a whole."""
-    lines = block_text.split("\n")
-    if len(lines) > 1 and any(_LIST_ITEM.match(line) for line in lines):
-        return lines
-    return [block_text]
 
 
 def split_sentences(text: str) -> list[str]:

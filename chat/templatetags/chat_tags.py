@@ -14,16 +14,37 @@ _MARKER = re.compile(r"\[(\d{1,2})\]")
 
 @register.filter
 def cite_links(message) -> SafeString:
-    """Escape the answer (document text is untrusted), then turn known [N] markers into links."""
+    """Escape the answer (document text is untrusted), then turn known [N] markers into links.
+
+    A generated answer's sentences without a valid marker are marked "uncited" (shown subtly),
+    and a marker that names no source is flagged rather than linked.
+    """
     known = {c.get("n") for c in message.citations}
+    generated = (message.metadata or {}).get("mode") == "llm"
 
     def link(match: re.Match) -> str:
         n = int(match.group(1))
         if n not in known:
+            if generated:
+                return format_html('<span class="cite-invalid" title="No source {} was given">[{}]?</span>', n, n)
             return match.group(0)
         return format_html('<a class="cite" href="#m{}-src-{}" aria-label="Source {}">[{}]</a>', message.pk, n, n, n)
 
-    return mark_safe(_MARKER.sub(link, str(escape(message.content))))
+    def render(text: str) -> str:
+        return _MARKER.sub(link, str(escape(text)))
+
+    content = message.content
+    uncited = ((message.metadata or {}).get("compliance") or {}).get("uncited_spans") or [] if generated else []
+    pieces, cursor = [], 0
+    for start, end in sorted(uncited):
+        if start < cursor or end > len(content):
+            continue
+        pieces.append(render(content[cursor:start]))
+        pieces.append(format_html('<span class="uncited" title="No source cited for this sentence">{}</span>',
+                                  mark_safe(render(content[start:end]))))
+        cursor = end
+    pieces.append(render(content[cursor:]))
+    return mark_safe("".join(pieces))
 
 
 @register.filter

@@ -104,6 +104,12 @@ def _new_conversation(page) -> int:
     return int(re.search(r"/chat/(\d+)/", page.url).group(1))
 
 
+def sign_in_and_start_a_conversation(page, base_url: str) -> int:
+    """As "reader": the chat sends an anonymous visitor to the login page first."""
+    _log_in(page, base_url)
+    return _new_conversation(page)
+
+
 def _ask(page, question: str):
     before = page.locator("article.msg-assistant").count()
     page.fill("#id_question", question)

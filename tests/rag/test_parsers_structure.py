@@ -110,9 +110,17 @@ def test_pdf_framed_code_is_not_a_table() -> None:
     assert ": POST" not in parsed.text
 
 
-def test_list_lines_are_their_own_spans_and_code_is_one() -> None:
+def test_each_line_is_a_paragraph_list_lines_are_items_and_code_is_one_span() -> None:
     spans = sentence_spans("Keys changed:\n- one. Two.\n- three\n\n```\na: 1\n\nb: 2\n```\n\nAfter.")
     assert [(span.text, span.kind, span.paragraph) for span in spans] == [
-        ("Keys changed:", "prose", 0), ("- one.", "item", 0), ("Two.", "item", 0), ("- three", "item", 0),
-        ("```\na: 1\n\nb: 2\n```", "code", 1), ("After.", "prose", 2),
+        ("Keys changed:", "prose", 0), ("- one.", "item", 1), ("Two.", "item", 1), ("- three", "item", 2),
+        ("```\na: 1\n\nb: 2\n```", "code", 3), ("After.", "prose", 4),
     ]
+
+
+def test_plain_text_glossary_terms_keep_their_definitions() -> None:
+    parsed = demo("glossary.txt")
+    assert "Admin API: The REST API of the control plane, used by the dashboard, by lumenctl and by automation " \
+           "to manage routes, upstreams, consumers and keys." in parsed.text.split("\n\n")
+    config = demo("archive/configuration-reference-2.0.txt")
+    assert "db_pool_size default 10: Maximum number of database connections per process." in config.text

@@ -21,7 +21,14 @@ def _public(result: Answer) -> dict:
         entry = {key: citation.get(key) for key in keys}
         entry["title"] = entry.pop("document_title")
         citations.append(entry)
-    return {"answer": result.text, "mode": result.mode, "notice": result.notice, "citations": citations}
+    data = {"answer": result.text, "mode": result.mode, "notice": result.notice, "abstained": result.abstained,
+            "citations": citations}
+    if result.abstained:
+        # The nearest sources, for a reader to look at: not citations, since they do not answer.
+        data["closest_matches"] = [{"title": c["document_title"], "path": c["path"], "chunk_id": c["chunk_id"],
+                                    "document_id": c["document_id"], "relevance": c["relevance"]}
+                                   for c in result.closest]
+    return data
 
 
 class Command(BaseCommand):
@@ -69,6 +76,10 @@ class Command(BaseCommand):
         for citation in data["citations"]:
             date = (citation["doc_date"] or "undated")[:10]
             self.stdout.write(f"  [{citation['n']}] {citation['title']} ({date}) {citation['path']}")
+        if data.get("closest_matches"):
+            self.stdout.write("  Closest matches (they do not answer it):")
+            for match in data["closest_matches"]:
+                self.stdout.write(f"  - {match['title']} {match['path']}")
         if many:
             self.stdout.write("")
 

@@ -50,9 +50,26 @@ def parse_text(stem: str, text: str) -> ParsedDocument:
             writer.heading(levels[index] or isolated_level, line)
         elif _SEPARATOR.match(line):
             writer.line("")
+        elif _is_term(body, index):
+            writer.line("")
+            writer.line(squash(line) + ":")  # "Access token: A short-lived bearer token ..." reads as one paragraph
         else:
             writer.line(line)
     return ParsedDocument(title=title, format="text", sections=build_sections(title, writer.finish()), metadata={})
+
+
+_TERM_MAX_CHARS = 50
+
+
+def _is_term(body: list[str], index: int) -> bool:
+    """A glossary-style entry: a short line without closing punctuation after a blank line, its
+    definition on the very next lines."""
+    line = body[index].strip()
+    previous_blank = index == 0 or not body[index - 1].strip()
+    following = body[index + 1].strip() if index + 1 < len(body) else ""
+    return (previous_blank and 0 < len(line) < _TERM_MAX_CHARS and _has_words(line) and line[-1] not in ".:;,!?"
+            and bool(following) and not _SEPARATOR.match(body[index + 1])
+            and (len(following) > len(line) or body[index + 1][:1].isspace()))
 
 
 def _has_words(line: str) -> bool:

@@ -1,0 +1,213 @@
+"""Answer quality against a ground truth: what `make eval` and `make eval-real` print after retrieval.
+
+Retrieval (rag.evaluation) asks whether the right passage is found; this asks whether the
+answer a user reads states it. Per configuration (full pipeline, Free tier):
+
+- accuracy: the answer states the expected fact (every pattern of `answer_patterns`, or of
+  both sides for a change question), and no outdated value (`outdated` / `other_versions`)
+  is stated in an earlier statement. Statements are the pieces between citation markers:
+  a table row "2.1: 1000 ...; 3.0: 1200 ..." states both in one statement and is not wrong.
+- cited: a citation of role "answer" comes from the expected document (for a version
+  question, any document of the asked release; for a change question, both sides').
+- abstention precision and recall, with the off-topic questions (demo/off_topic.json and
+  2,000 characters of nonsense) as the ones that should abstain and the ground truth as
+  the ones that should not.
+- median answer length in words, and the share of answers that quote a raw table row
+  (pipes, rules of `=` or `-`) or a definition without its value (a cited sentence of a
+  "term: value" paragraph without the sentence that holds the term).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import statistics
+import string
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from chat.answering import Answer, answer
+from chat.citations import MARKER
+from chat.extractive import has_term
+from chat.models import default_search_options
+from rag.evaluation import eval_license_set, path_matches, question_kind
+from rag.models import Chunk, Workspace
+from rag.sentences import sentence_spans
+
+CONFIGS = (("full pipeline", True), ("Free tier", False))
+_RAW_TABLE = re.compile(r"\|[^|\n]*\|[^|\n]*\||(?:^|\s)(?:={3,}|-{3,})(?:\s|$)")
+
+
+def nonsense(length: int = 2000, *, seed: int = 12) -> str:
+    """Random letters in word-like runs: a question no document can answer."""
+    pick = random.Random(seed)
+    words = []
+    while sum(len(word) + 1 for word in words) < length:
+        words.append("".join(pick.choice(string.ascii_lowercase) for _ in range(pick.randint(2, 11))))
+    return " ".join(words)[:length]
+
+
+def _statements(text: str) -> list[str]:
+    """The answer cut at its citation markers: each piece is one cited statement."""
+    return [piece for piece in MARKER.split(text) if piece.strip() and not piece.strip().isdigit()]
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _stated_at(statements: list[str], patterns: Sequence[str]) -> int | None:
+    """The first statement from which on all patterns have been stated (None: never)."""
+    seen: set[str] = set()
+    for index, statement in enumerate(statements):
+        normalized = _normalized(statement)
+        for pattern in patterns:
+            try:
+                if pattern in normalized or re.search(pattern, normalized):
+                    seen.add(pattern)
+            except re.error:
+                pass
+        if patterns and seen == set(patterns):
+            return index
+    return None
+
+
+def _expected(question: dict) -> tuple[list[list[str]], list[list[str]], list[str]]:
+    """(pattern sets to state, outdated pattern sets, documents that may be cited for it)."""
+    kind = question_kind(question)
+    if kind == "change":
+        sides = question["sides"]
+        return ([side["patterns"] for side in sides], [],
+                [path for side in sides for path in side.get("paths", [side["path"]])])
+    wrong = question.get("outdated" if kind == "current" else "other_versions", [])
+    paths = question.get("release_paths", [question["expected_path"]])
+    return [question["answer_patterns"]], [entry["patterns"] for entry in wrong], paths
+
+
+def _stated_fact_at(statements: list[str], question: dict, patterns: Sequence[str]) -> int | None:
+    """Where the expected fact is stated: its patterns, or one of the ground truth's `answer_accept`
+    sets (the same fact as a statement writes it, "15m" for "15 minutes")."""
+    alternatives = [patterns, *question.get("answer_accept", [])] if patterns == question.get("answer_patterns") \
+        else [patterns]
+    found = [at for at in (_stated_at(statements, alternative) for alternative in alternatives) if at is not None]
+    return min(found, default=None)
+
+
+def score_answer(question: dict, result: Answer) -> dict[str, float]:
+    """Accuracy and citation of one answer (see the module docstring)."""
+    wanted, outdated, paths = _expected(question)
+    statements = _statements(result.text)
+    positions = [_stated_fact_at(statements, question, patterns) for patterns in wanted]
+    stated = all(position is not None for position in positions)
+    first_wrong = min((p for p in (_stated_at(statements, patterns) for patterns in outdated) if p is not None),
+                      default=None)
+    accurate = stated and (first_wrong is None or max(positions) <= first_wrong)  # type: ignore[type-var]
+    cited = any(c.get("role", "answer") == "answer" and any(path_matches(c["path"], p) for p in paths)
+                for c in result.citations)
+    return {"accurate": float(accurate), "cited": float(cited), "abstained": float(result.abstained),
+            "evidence": float(result.evidence or 0.0),
+            "words": float(len(result.text.split())), "malformed": float(bool(malformed_quotes(result)))}
+
+
+def malformed_quotes(result: Answer) -> list[str]:
+    """Raw table rows and definitions quoted without their value: what an answer must never contain."""
+    problems = [f"raw table markup: {line}" for line in result.text.splitlines() if _RAW_TABLE.search(line)]
+    for citation in result.citations:
+        chunk = Chunk.objects.filter(pk=citation["chunk_id"]).only("text").first()
+        if chunk is None:
+            continue
+        spans = sentence_spans(chunk.text)
+        cited = {int(sentence_id.split(".")[1]) for sentence_id in citation["sentence_ids"]}
+        for index in cited:
+            if index >= len(spans):
+                continue
+            paragraph = [s for s in spans if s.paragraph == spans[index].paragraph]
+            head = paragraph[0]
+            if len(paragraph) > 1 and has_term(head.text) and head.index not in cited:
+                problems.append(f"definition without its term and value: {spans[index].text}")
+    return problems
+
+
+def abstention_figures(answerable: Sequence[bool], off_topic: Sequence[bool]) -> dict[str, float]:
+    """Precision and recall of abstaining, where off-topic questions are the ones that should abstain."""
+    true_positive = sum(off_topic)
+    false_positive = sum(answerable)
+    return {
+        "precision": true_positive / (true_positive + false_positive) if true_positive + false_positive else 1.0,
+        "recall": true_positive / len(off_topic) if off_topic else 1.0,
+        "answerable_abstained": false_positive,
+    }
+
+
+def floor_sweep(answerable: Sequence[float], off_topic: Sequence[float]) -> list[dict[str, float]]:
+    """Abstention precision and recall had the floor been each of these values: how the floor is chosen."""
+    sweep = []
+    for step in range(0, 13):
+        floor = round(0.25 + 0.025 * step, 3)
+        figures = abstention_figures([e < floor for e in answerable], [e < floor for e in off_topic])
+        sweep.append({"floor": floor, **figures})
+    return sweep
+
+
+def evaluate_answers(
+    workspace: Workspace, questions: Sequence[dict], off_topic: Sequence[str], *,
+    configs: Sequence[tuple[str, bool]] = CONFIGS,
+    on_answer: Callable[[str, dict, Answer], None] | None = None,
+    on_config: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Every configuration's answer figures; the license is set for each (Free last, as retrieval's eval)."""
+    figures: dict[str, dict[str, Any]] = {}
+    for name, licensed in configs:
+        eval_license_set(workspace=workspace, licensed=licensed)
+        scores = []
+        for question in questions:
+            result = answer(question["question"], workspace=workspace, options=default_search_options())
+            scores.append(score_answer(question, result))
+            if on_answer:
+                on_answer(name, question, result)
+        off, off_evidence = [], []
+        for asked in off_topic:
+            result = answer(asked, workspace=workspace, options=default_search_options())
+            off.append(result.abstained)
+            off_evidence.append(float(result.evidence or 0.0))
+            if on_answer:
+                on_answer(name, {"id": "off-topic", "question": asked[:80]}, result)
+        count = max(1, len(scores))
+        by_kind = {kind: [s["accurate"] for q, s in zip(questions, scores) if question_kind(q) == kind]
+                   for kind in ("current", "version", "change")}
+        figures[name] = {
+            "questions": len(scores),
+            "accuracy": sum(s["accurate"] for s in scores) / count,
+            **{f"accuracy {kind}": sum(values) / len(values) for kind, values in by_kind.items() if values},
+            "cited": sum(s["cited"] for s in scores) / count,
+            "median_words": statistics.median(s["words"] for s in scores) if scores else 0.0,
+            "malformed": int(sum(s["malformed"] for s in scores)),
+            **{f"abstention {key}": value for key, value in abstention_figures(
+                [bool(s["abstained"]) for s in scores], off).items()},
+            "off_topic": len(off),
+            "floor_sweep": floor_sweep([s["evidence"] for s in scores], off_evidence),
+        }
+        if on_config:
+            on_config(name, figures[name])
+    return figures
+
+
+def format_answer_table(title: str, figures: dict[str, dict[str, Any]]) -> str:
+    columns = [("accuracy", "accuracy", ".3f"), ("accuracy current", "current", ".3f"),
+               ("accuracy version", "version", ".3f"), ("accuracy change", "change", ".3f"),
+               ("cited", "cites expected", ".3f"), ("abstention precision", "abst. precision", ".3f"),
+               ("abstention recall", "abst. recall", ".3f"), ("median_words", "median words", ".0f"),
+               ("malformed", "malformed", "d")]
+    header = ["configuration", *(label for _, label, _ in columns)]
+    rows = [[name, *(format(values.get(key, 0), spec) for key, _, spec in columns)] for name, values in figures.items()]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = [f"{title}: answers", "  ".join(cell.ljust(width) for cell, width in zip(header, widths))]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in rows]
+    any_figures = next(iter(figures.values()), {})
+    for name, values in figures.items():
+        lines.append(f"{name}: abstention had the floor been " + ", ".join(
+            f"{entry['floor']:.3f} -> P {entry['precision']:.2f} R {entry['recall']:.2f}"
+            for entry in values.get("floor_sweep", [])))
+    lines.append(f"({any_figures.get('questions', 0)} answerable questions, {any_figures.get('off_topic', 0)} "
+                 f"off-topic; malformed = answers quoting a raw table row or a definition without its value)")
+    return "\n".join(lines)

@@ -1,0 +1,442 @@
+"""Extractive answers: whole statements quoted from the sources, best first, or an honest abstention.
+
+A statement is an answer unit: a sentence with what it needs to stand alone (a
+definition with its term, a table row with its headers, a list item with its
+lead-in, an "It ..." sentence with the one before it). Units are scored for the
+question with the encoder and the question's rare terms, the current version is
+preferred, and 1-3 of them make the answer. When even the best is below the
+relevance floor the answer says so and lists the nearest sources as closest
+matches, never as citations. Where versions disagree, one line after the current
+statement names the older one ("2.1 said: ... [2]").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+
+from chat.citations import citation_for
+from rag import embeddings
+from rag.dedup.facts import fact_differences
+from rag.ingest.pipeline import embed_with_cache
+from rag.models import Chunk, ChunkVariant, Contradiction
+from rag.sentences import SentenceSpan, sentence_spans
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from how i in is it me my of on or the this to what when where which "
+    "who why will with you your should there their much many get set use used using".split()
+)
+# "auth.token_ttl: Default 12h." / "Rate limit per API key: 2.0: 600 ...": a term (or a row's label) and its value.
+_TERM = re.compile(r"^(?P<term>[^\s:][^:]{0,80}?):\s+\S")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+# A sentence that leans on the one before it ("It defaults to 12h.").
+_LEANS_BACK = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both|the latter|the former)\b",
+                         re.IGNORECASE)
+# A heading that names a code, a setting or a path ("LG1504 upstream_timeout", "/healthz") gives the text under it its subject.
+_CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
+_FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
+NOTHING_FOUND = "I found nothing in this workspace's documents that answers that."
+ABSTAINED = "The documents in this workspace don't answer that."
+
+
+@dataclass
+class Unit:
+    """One quotable statement of one result: the sentence ids it spans and the text a reader sees."""
+
+    result_rank: int
+    result: Any
+    indexes: tuple[int, ...]
+    text: str
+    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed"
+    score: float = 0.0
+    cosine: float = 0.0
+    vector: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.result.chunk_id, self.indexes[0])
+
+    @property
+    def sentence_index(self) -> int:
+        return self.indexes[0]
+
+    @property
+    def sentence_ids(self) -> list[str]:
+        return [f"{self.result.chunk_id}.{index}" for index in self.indexes]
+
+
+@dataclass
+class Extract:
+    """An extractive answer: its text and citations, or an abstention with the closest matches."""
+
+    text: str
+    citations: list[dict]
+    abstained: bool = False
+    closest: list[dict] = field(default_factory=list)
+    evidence: float = 0.0  # the best statement's score, whatever the floor: what the floor is calibrated on
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words minus stop words, a plural "s" dropped so "tokens" meets "token"."""
+    words = {w.strip("._-") for w in _WORD.findall(text.lower())} - _STOP
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+# --- units ------------------------------------------------------------------------------------
+
+
+def _heading_like(text: str, headings: set[str]) -> bool:
+    words = text.split()
+    if text.strip().lower() in headings:
+        return True
+    return len(words) < 10 and not text.rstrip().endswith((".", "!", "?", ":", ")", '"'))
+
+
+def has_term(text: str) -> bool:
+    """"term: value" (a definition, a table row, a labelled list item), the term at most eight words."""
+    match = _TERM.match(_BULLET.sub("", text))
+    return bool(match) and len(match.group("term").split()) <= 8
+
+
+def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan]) -> tuple[tuple[int, ...], str, str]:
+    """(sentence indexes, text, kind) of the statement this sentence belongs to."""
+    head = paragraph[0]
+    head_text = _BULLET.sub("", head.text)
+    if span is not head and head.kind == span.kind and has_term(head_text):
+        # A later sentence of a definition is read with the term and the value the first one gives.
+        return (head.index, span.index), f"{head_text} {span.text}", "definition"
+    if span.kind == "item":
+        item = _BULLET.sub("", span.text)
+        lead = next((s for s in reversed(spans[: span.index]) if s.kind != "item"), None)
+        if lead is not None and lead.kind == "prose" and lead.text.endswith(":"):
+            return (lead.index, span.index), f"{lead.text} {item}", "item"
+        return (span.index,), item, "item"
+    before = spans[span.index - 1] if span.index > 0 else None
+    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and _CODE_LIKE.search(before.text)
+            and _heading_like(before.text, set()) and span.kind == "prose"):
+        # "LG1002 no_route (HTTP 404)" over "No route matched ...": the heading names what the text is about.
+        return (before.index, span.index), f"{before.text}: {span.text}", "headed"
+    if _LEANS_BACK.match(span.text) and span.index > 0:
+        before = spans[span.index - 1]
+        if before.kind == "prose" and before.paragraph == span.paragraph:
+            return (before.index, span.index), f"{before.text} {span.text}", "pair"
+    return (span.index,), span.text, "sentence"
+
+
+def answer_units(results: Sequence[Any]) -> list[Unit]:
+    """Every quotable statement of the results, once each; headings, fragments and code never are."""
+    units: list[Unit] = []
+    for rank, result in enumerate(results):
+        headings = {part.strip().lower() for part in (result.heading_path or "").split(">")}
+        spans = sentence_spans(result.text)
+        paragraphs: dict[int, list[SentenceSpan]] = {}
+        for span in spans:
+            paragraphs.setdefault(span.paragraph, []).append(span)
+        seen: set[tuple[int, ...]] = set()
+        for span in spans:
+            if span.kind == "code" or _heading_like(span.text, headings) and not has_term(span.text):
+                continue
+            indexes, text, kind = _unit_for(span, spans, paragraphs[span.paragraph])
+            words = len(text.split())
+            if indexes in seen or words > settings.ANSWER_UNIT_MAX_WORDS:
+                continue
+            if kind == "sentence" and (words < 4 and not has_term(text) or words > settings.ANSWER_SENTENCE_MAX_WORDS):
+                continue  # a fragment, or a table or list run together that no reader can check
+            if kind == "sentence" and words < 6 and _FRAGMENT_START.match(text) and not has_term(text):
+                continue  # "For Lumen Gateway 3.0.": a title line's tail, not a statement
+            if text.rstrip().endswith(":"):
+                continue  # a lead-in whose list or code follows: it says nothing alone
+            seen.add(indexes)
+            units.append(Unit(rank, result, indexes, text, kind))
+    return units
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _encoded_question(encoder_name: str, question: str) -> tuple[float, ...]:
+    return tuple(embeddings.encode_query(question))
+
+
+def question_vector(question: str) -> tuple[float, ...]:
+    """One encoding per question, however many sources are scored against it."""
+    return _encoded_question(embeddings.get_encoder().name, question)
+
+
+def _is_stale(result: Any) -> bool:
+    return getattr(result, "lineage", "") in ("superseded", "retired") or not getattr(result, "is_latest_version", True)
+
+
+def score_units(question: str, units: list[Unit], *, as_of: str = "") -> None:
+    """Meaning (encoder cosine) and the question's rare terms, a little for the retrieval rank; the
+    current version is preferred over a superseded or retired passage, or, for a question about one
+    release (`as_of`), that release's own documents are."""
+    if not units:
+        return
+    vector = question_vector(question)
+    # Units of popular chunks recur across questions: the embedding cache encodes each once.
+    unit_vectors, _ = embed_with_cache([unit.text for unit in units])
+    terms = content_words(question)
+    unit_words = [content_words(unit.text) for unit in units]
+    # A term few candidate statements contain says more about which one answers than a common one.
+    weights = {term: math.log(1 + len(units) / (1 + sum(term in words for words in unit_words))) for term in terms}
+    total = sum(weights.values()) or 1.0
+    for unit, unit_vector, words in zip(units, unit_vectors, unit_words):
+        unit.vector = list(unit_vector)
+        unit.cosine = cosine(vector, unit_vector)
+        rare = sum(weight for term, weight in weights.items() if term in words) / total
+        unit.score = 0.7 * unit.cosine + 0.3 * rare + 0.03 / (1 + unit.result_rank)
+        if as_of:
+            label = getattr(unit.result, "version_label", "") or ""
+            if label == as_of or label.startswith(as_of + "."):
+                unit.score /= settings.ANSWER_STALE_FACTOR
+        elif _is_stale(unit.result):
+            unit.score *= settings.ANSWER_STALE_FACTOR
+
+
+def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
+    """The best units above the floor and near the best, best first; one statement said once."""
+    ranked = sorted(units, key=lambda u: -u.score)
+    if not ranked:
+        return []
+    floor = max(settings.ANSWER_RELEVANCE_FLOOR, settings.ANSWER_SENTENCE_MIN_RATIO * ranked[0].score)
+    picked: list[Unit] = []
+    seen_words: list[set[str]] = []
+    per_source: dict[int, int] = {}
+    for unit in ranked:
+        if len(picked) >= limit or unit.score < floor:
+            break
+        words = content_words(unit.text)
+        overlaps = any(unit.result is other.result and set(unit.indexes) & set(other.indexes) for other in picked)
+        if overlaps or any(len(words & other) / max(1, len(words | other)) > 0.7 for other in seen_words):
+            continue  # the same statement again, or from another source: it adds nothing
+        if per_source.get(unit.result_rank, 0) >= 2:
+            continue
+        picked.append(unit)
+        seen_words.append(words)
+        per_source[unit.result_rank] = per_source.get(unit.result_rank, 0) + 1
+    return picked
+
+
+# --- versions that disagree ----------------------------------------------------------------------
+
+
+@dataclass
+class _OtherVersion:
+    """A chunk that says something else about the same passage, shaped like a search result."""
+
+    chunk_id: int
+    document_id: int
+    title: str
+    path: str
+    doc_date: Any
+    doc_type: str
+    heading_path: str
+    text: str
+    version_label: str = ""
+    variant_count: int = 0
+    has_contradictions: bool = True
+    canonical_record_id: int | None = None
+    provenance: dict | None = None
+
+
+def _date_key(value) -> float:
+    return value.timestamp() if value else float("-inf")  # unknown dates are the oldest
+
+
+def _other_versions(result: Any) -> list[_OtherVersion]:
+    """Pending contradictions of the chunk, else record members whose text differs."""
+    pairs = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
+        Q(chunk_a_id=result.chunk_id) | Q(chunk_b_id=result.chunk_id)
+    ).values_list("chunk_a_id", "chunk_b_id")
+    partner_ids = {a if b == result.chunk_id else b for a, b in pairs}
+    chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
+    if not chunks and getattr(result, "canonical_record_id", None):
+        chunks = [
+            variant.chunk
+            for variant in ChunkVariant.objects.filter(record_id=result.canonical_record_id).select_related("chunk__document")
+            if variant.chunk.text.strip() != result.text.strip()
+        ]
+    return [
+        _OtherVersion(c.pk, c.document_id, c.document.title, c.document.path, c.document.doc_date, c.document.doc_type,
+                      c.heading_path, c.text, version_label=c.document.version_label or "",
+                      canonical_record_id=getattr(result, "canonical_record_id", None))
+        for c in chunks
+    ]
+
+
+def _best_unit(question: str, source: Any) -> Unit | None:
+    units = answer_units([source])
+    score_units(question, units)
+    return max(units, key=lambda u: u.score, default=None)
+
+
+def _restates_differently(a: Unit, b: Unit) -> bool:
+    """Two documents say the same thing with different facts (600 vs 1200 requests per minute)."""
+    if a.result.document_id == b.result.document_id:
+        return False
+    if cosine(a.vector, b.vector) < settings.ANSWER_CONFLICT_SIMILARITY:
+        return False
+    return bool(fact_differences(a.text, b.text))
+
+
+def _newest(units: list[Unit]) -> Unit:
+    return max(units, key=lambda u: (_date_key(u.result.doc_date), u.score))
+
+
+def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]) -> tuple[list[Unit], list[tuple[Unit, Unit]]]:
+    """The newest version of each picked statement, and (older, newer) pairs where versions disagree."""
+    statements: list[Unit] = []
+    notes: list[tuple[Unit, Unit]] = []
+    settled: set[tuple[int, int]] = set()
+    for unit in picked:
+        if unit.key in settled:
+            continue
+        versions = [unit, *(c for c in candidates if c.key not in settled and _restates_differently(unit, c))]
+        # Versions of this passage the search did not surface: contradictions and record variants.
+        if getattr(unit.result, "has_contradictions", False) or getattr(unit.result, "variant_count", 0):
+            for other in _other_versions(unit.result):
+                quoted = _best_unit(question, other)
+                if quoted is not None and quoted.key not in settled:
+                    versions.append(quoted)
+        newest = _newest(versions)
+        older = [v for v in versions if _date_key(v.result.doc_date) < _date_key(newest.result.doc_date)]
+        if newest is not unit and not fact_differences(unit.text, newest.text):
+            older = []  # a newer wording of the same facts: no conflict to report
+        statements.append(newest)
+        settled |= {v.key for v in versions}
+        if older and newest.result.doc_date is not None:
+            previous = _newest(older)
+            # Only an older statement about the same thing is a disagreement worth a line.
+            close = cosine(previous.vector, newest.vector) >= settings.ANSWER_CONFLICT_SIMILARITY
+            same_release = _version_name(previous) == _version_name(newest) and bool(
+                getattr(newest.result, "version_label", ""))
+            if close and not same_release and fact_differences(previous.text, newest.text):
+                notes.append((previous, newest))
+    return statements, notes
+
+
+# --- composing ------------------------------------------------------------------------------------
+
+
+def _closest(results: Sequence[Any], units: list[Unit]) -> list[dict]:
+    """The nearest sources of an abstention: named so the reader can look, not cited as support."""
+    best: dict[int, float] = {}
+    for unit in units:
+        best[unit.result.chunk_id] = max(best.get(unit.result.chunk_id, 0.0), unit.score)
+    entries = []
+    for result in results[: settings.ANSWER_CLOSEST_MATCHES]:
+        entries.append({
+            "chunk_id": result.chunk_id, "document_id": result.document_id, "document_title": result.title,
+            "path": result.path, "heading_path": result.heading_path,
+            "doc_date": result.doc_date.isoformat() if result.doc_date else None,
+            "relevance": round(max(0.0, min(1.0, best.get(result.chunk_id, 0.0))), 3),
+        })
+    return entries
+
+
+def _version_name(unit: Unit) -> str:
+    """"2.1", else the title and date: what the older line says said it."""
+    label = getattr(unit.result, "version_label", "") or ""
+    if label:
+        return label
+    date = unit.result.doc_date.date().isoformat() if unit.result.doc_date else "undated"
+    return f"{unit.result.title} ({date})"
+
+
+def _quoted(text: str) -> str:
+    return text.rstrip().rstrip(".")
+
+
+def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = "") -> Extract:
+    """The best 1-3 statements, best first, one [N] per source; where versions disagree the current
+    statement leads and one line names the older one. Below the relevance floor: an abstention.
+
+    For a question about one release (`as_of`, the search already scoped to it) that release's
+    statements are what is asked for: no newer version replaces them.
+    """
+    units = answer_units(results)
+    if not units:
+        return Extract(NOTHING_FOUND, [], abstained=True, closest=_closest(results, units))
+    score_units(question, units, as_of=as_of)
+    evidence = round(max(unit.score for unit in units), 4)
+    picked = _pick(units, limit=settings.ANSWER_MAX_UNITS)
+    if not picked:
+        return Extract(ABSTAINED, [], abstained=True, closest=_closest(results, units), evidence=evidence)
+    statements, notes = (picked, []) if as_of else _resolve_conflicts(question, picked, units)
+
+    numbers: dict[int, int] = {}
+    citations: list[dict] = []
+
+    def cite(unit: Unit, role: str, position: int) -> int:
+        source = unit.result
+        if source.chunk_id not in numbers:
+            numbers[source.chunk_id] = len(numbers) + 1
+            citations.append(citation_for(source, n=numbers[source.chunk_id], position=position, relevance=0.0,
+                                          sentence_ids=[], role=role))
+        citation = citations[numbers[source.chunk_id] - 1]
+        for sentence_id in unit.sentence_ids:
+            if sentence_id not in citation["sentence_ids"]:
+                citation["sentence_ids"].append(sentence_id)
+        citation["relevance"] = round(max(citation["relevance"], min(1.0, max(0.0, unit.score))), 3)
+        return numbers[source.chunk_id]
+
+    lines = [f"{unit.text} [{cite(unit, 'answer', unit.result_rank + 1)}]" for unit in statements]
+    if notes:
+        # One clean line: the most recent older statement that differs from the current one.
+        older, _newer = max(notes, key=lambda pair: _date_key(pair[0].result.doc_date))
+        n_older = cite(older, "older_version", len(results) + 1)
+        lines.append(f"{_version_name(older)} said: {_quoted(older.text)} [{n_older}]")
+    return Extract(" ".join(lines[: len(statements)]) + "".join(f"\n{line}" for line in lines[len(statements):]),
+                   citations, evidence=evidence)
+
+
+def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) -> Extract:
+    """"In 2.1 (2025-02-20): ... [1] In 3.0 (2025-10-06): ... [2]": each version's best statement of the topic,
+    oldest first, each cited and dated. A version with nothing on the topic says so."""
+    units = answer_units(results)
+    if not units:
+        return Extract(NOTHING_FOUND, [], abstained=True)
+    score_units(topic, units)
+    by_side = [sorted((u for u in units if u.result.chunk_id in set(side["chunk_ids"])), key=lambda u: -u.score)
+               for side in sides]
+    chosen = [ranked[0] if ranked else None for ranked in by_side]
+    if len(by_side) == 2 and all(by_side):
+        # The change itself: two statements of one thing (close in meaning) whose facts differ.
+        def pair_score(old: Unit, new: Unit) -> float:
+            changed = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY and bool(
+                fact_differences(old.text, new.text))
+            return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
+
+        window = settings.ANSWER_CHANGE_CANDIDATES
+        chosen = list(max(((old, new) for old in by_side[0][:window] for new in by_side[1][:window]),
+                          key=lambda pair: pair_score(*pair)))
+    parts: list[str] = []
+    citations: list[dict] = []
+    for side, best in zip(sides, chosen):
+        if best is None:
+            parts.append(f"In {side['label']}: nothing in the documents of that version states it.")
+            continue
+        source = best.result
+        n = len(citations) + 1
+        citations.append(citation_for(source, n=n, position=best.result_rank + 1,
+                                      relevance=round(min(1.0, max(0.0, best.score)), 3),
+                                      sentence_ids=best.sentence_ids))
+        dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
+        parts.append(f"In {side['label']}{dated}: {best.text} [{n}]")
+    return Extract(" ".join(parts), citations, evidence=round(max(unit.score for unit in units), 4))
