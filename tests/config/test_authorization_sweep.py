@@ -25,7 +25,7 @@ from tests.rag.factories import ChunkFactory, DocumentFactory
 pytestmark = pytest.mark.django_db
 
 MARKER = "Zanzibar-7741"  # in the victim workspace's titles and texts: must never reach another workspace
-PUBLIC = {"healthz", "login", "admin:login"}  # anonymous may read these
+PUBLIC = {"healthz", "login", "admin:login", "favicon"}  # anonymous may read these (the icon shows on the login page)
 
 
 @dataclass
@@ -74,6 +74,7 @@ def victim() -> Victim:
 PK_OWNERS = {
     "document-detail": "document", "document-compare": "document", "job-detail": "job",
     "conversation-detail": "conversation", "message-create": "conversation", "options-update": "conversation",
+    "options-make-default": "conversation",
     "message-detail": "message", "message-stream": "message", "api-token-revoke": "token",
 }
 

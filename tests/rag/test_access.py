@@ -8,7 +8,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rag.middleware import SESSION_KEY
 from tests.factories import UserFactory, WorkspaceFactory
 
-PUBLIC = {"login", "healthz"}
+PUBLIC = {"login", "healthz", "favicon"}
 # Machine endpoints answer 401 in JSON instead of redirecting to a login page.
 MACHINE = {"metrics"}
 
