@@ -101,3 +101,22 @@ def test_the_conversation_list_page_numbers_duplicate_titles_too(logged_in_clien
         Conversation.objects.create(workspace=workspace, user=user, title="Same question")
     page = logged_in_client.get("/chat/?all=1").content.decode()
     assert ">Same question</a>" in page and ">Same question (2)</a>" in page
+
+
+def test_dedup_stored_by_the_old_disabled_box_is_restored_where_no_license_ever_was(workspace, user, licensed):
+    import importlib
+
+    from django.apps import apps
+
+    from tests.factories import WorkspaceFactory
+
+    migration = importlib.import_module("chat.migrations.0003_dayone_restore_dedup")
+    never_licensed = WorkspaceFactory(members=[user])
+    stuck = Conversation.objects.create(workspace=never_licensed, user=user,
+                                        search_options={**default_search_options(), "dedup": False})
+    chosen = Conversation.objects.create(workspace=workspace, user=user,  # licensed: a person chose it
+                                         search_options={**default_search_options(), "dedup": False})
+    migration.restore(apps, None)
+    stuck.refresh_from_db()
+    chosen.refresh_from_db()
+    assert stuck.search_options["dedup"] is True and chosen.search_options["dedup"] is False

@@ -1,4 +1,4 @@
-"""Login everywhere but login and /healthz; workspaces are invisible to non-members."""
+"""Login everywhere but login, /healthz and /favicon.ico; workspaces are invisible to non-members."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rag.middleware import SESSION_KEY
 from tests.factories import UserFactory, WorkspaceFactory
 
-PUBLIC = {"login", "healthz", "favicon"}
+PUBLIC = {"login", "healthz", "favicon"}  # the icon: browsers fetch it on the login page too
 # Machine endpoints answer 401 in JSON instead of redirecting to a login page.
 MACHINE = {"metrics"}
 
