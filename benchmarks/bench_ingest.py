@@ -34,7 +34,7 @@ the start; BENCH_INGEST_DATA_DIR moves it). In order:
    hook queues are dropped, not run (bench_merge.py measures merging). Last, so
    that its chunks are not in the index the worker runs search.
 7. bare encoder: the chunk texts of run 1, read back from the Chunk table,
-   encoded again in this process by a fresh SentenceTransformerEncoder (not
+   encoded again in this process by a fresh encoder of the configured kind (not
    through the cache) in one call; then a sample of documents, alternately one
    call per document (what the pipeline does) and one call for the sample.
 
@@ -112,7 +112,10 @@ def instrument_worker(**_signal) -> None:
 
         setattr(owner, attribute, wrapper)
 
+    from rag.onnx_encoder import OnnxEncoder
+
     timed(embeddings.SentenceTransformerEncoder, "encode", "encode", counted=True)
+    timed(OnnxEncoder, "encode", "encode", counted=True)
     timed(services, "job_item_run", "index")  # tasks import it at call time, so they get the wrapper
     timed(dedup, "document_merge", "merge")
     timed(dedup, "document_lineage_update", "lineage")  # inside the merge; merge.py calls it by this name
@@ -454,15 +457,19 @@ def bare_encoder(slug: str, sample_documents: int) -> dict:
     documents, one call per document against one call for the sample, alternately, best of 2."""
     import torch
 
-    from rag.embeddings import SentenceTransformerEncoder
+    from rag import embeddings
     from rag.models import Chunk
 
     rows = list(Chunk.objects.filter(workspace__slug=slug).order_by("document_id", "chunk_index")
                 .values_list("document_id", "text"))
     texts = [text for _, text in rows]
-    encoder = SentenceTransformerEncoder()
+    choice, batch_size = embeddings._configured_encoder()  # the encoder the workers used, built afresh
+    encoder = embeddings._ENCODER_FACTORIES[choice](batch_size)
     encoder.encode(texts[:8])  # the first call pays for lazy initialisation
-    tokens = [len(ids) for ids in encoder.model.tokenizer(texts, verbose=False)["input_ids"]]
+    if hasattr(encoder, "model"):
+        tokens = [len(ids) for ids in encoder.model.tokenizer(texts, verbose=False)["input_ids"]]
+    else:  # onnxruntime: its own tokenizer, cut at the model's window
+        tokens = [len(encoding.ids) for encoding in encoder.tokenizer.encode_batch(texts)]
     load = os.getloadavg()[0]
     started = time.perf_counter()
     encoder.encode(texts)
