@@ -81,10 +81,46 @@ def figures(result: dict) -> dict:
             "stale": current.get("stale"), "version": version.get("accuracy"), "change": change.get("accuracy")}
 
 
+def cost(workspace, questions: list[dict], rounds: int = 3) -> dict:
+    """p50/p95 of search with identifiers, expansion and rerank on and off, query vectors encoded beforehand.
+
+    Alternating on/off per question and round; each question's fastest run counts (the machine is shared).
+    """
+    import numpy as np
+    from dataclasses import replace
+
+    from rag.retrieval import SearchOptions, search
+
+    base = SearchOptions(workspace=workspace, top_k=10)
+    vectors = {q["question"]: tuple(embeddings.encode_query(q["question"])) for q in questions}
+    best: dict[bool, list[float]] = {True: [], False: []}
+    for question in questions:
+        runs: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(rounds):
+            for on in (True, False):
+                options = replace(base, query_embedding=vectors[question["question"]])
+                if not on:
+                    options = replace(options, identifiers=False, expansion=False, rerank=False)
+                started = time.perf_counter()
+                search(question["question"], options)
+                runs[on].append((time.perf_counter() - started) * 1000)
+        for on in (True, False):
+            best[on].append(min(runs[on]))
+    figures = {}
+    for on in (True, False):
+        figures["on" if on else "off"] = {"p50_ms": round(float(np.percentile(best[on], 50)), 2),
+                                          "p95_ms": round(float(np.percentile(best[on], 95)), 2)}
+    figures["p50_ratio"] = round(figures["on"]["p50_ms"] / figures["off"]["p50_ms"], 3)
+    figures["p95_ratio"] = round(figures["on"]["p95_ms"] / figures["off"]["p95_ms"], 3)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", nargs="*", help="variant names to run (default: all)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--cost", action="store_true",
+                        help="instead: search latency with the new stages on and off, alternating, per corpus")
     parser.add_argument("--corpora", nargs="*", default=list(CORPORA), choices=list(CORPORA))
     args = parser.parse_args()
     logging.disable(logging.INFO)
@@ -99,6 +135,10 @@ def main() -> None:
         questions = release_paths_widen(questions, _release_of(json.loads(releases.read_text())))
         eval_license_set(workspace=workspace, licensed=True)
         loaded[corpus] = (workspace, questions)
+    if args.cost:
+        for corpus, (workspace, questions) in loaded.items():
+            print(corpus, cost(workspace, questions), flush=True)
+        return
     chosen = [v for v in variants() if not args.only or v.name in args.only]
     table = {}
     for variant in chosen:

@@ -365,7 +365,7 @@ RRF_K = env.int("RRF_K", default=60)
 # rewrite of the question): tuned on the demo and the real-corpus eval together (`make eval`, `make eval-real`).
 RRF_WEIGHTS = {
     "semantic": env.float("RRF_WEIGHT_SEMANTIC", default=1.0),
-    "lexical": env.float("RRF_WEIGHT_LEXICAL", default=1.0),
+    "lexical": env.float("RRF_WEIGHT_LEXICAL", default=0.25),
     "identifiers": env.float("RRF_WEIGHT_IDENTIFIERS", default=1.0),
     "rewrite": env.float("RRF_WEIGHT_REWRITE", default=0.5),
 }
