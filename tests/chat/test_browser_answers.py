@@ -23,7 +23,7 @@ The defaults changed between releases.
 
 
 @pytest.fixture
-def limits(transactional_db, tmp_path):
+def limits(transactional_db, django_db_serialized_rollback, tmp_path):
     user = UserFactory(username="reader")
     workspace = WorkspaceFactory(slug="limits", name="Limits", members=[user])
     folder = tmp_path / "docs"
