@@ -100,10 +100,12 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def _heading_like(text: str, headings: set[str]) -> bool:
+    """A title line: short and not ended like a sentence ("LG1504 upstream_timeout (HTTP 504)" too)."""
     words = text.split()
     if text.strip().lower() in headings:
         return True
-    return len(words) < 10 and not text.rstrip().endswith((".", "!", "?", ":", ")", '"'))
+    endings = (".", "!", "?", ":") if len(words) < 6 else (".", "!", "?", ":", ")", '"')
+    return len(words) < 10 and not text.rstrip().endswith(endings)
 
 
 def has_term(text: str) -> bool:
@@ -424,8 +426,10 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) ->
             return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
 
         window = settings.ANSWER_CHANGE_CANDIDATES
-        chosen = list(max(((old, new) for old in by_side[0][:window] for new in by_side[1][:window]),
-                          key=lambda pair: pair_score(*pair)))
+        # The same sentence in both versions says nothing about what changed.
+        pairs = [(old, new) for old in by_side[0][:window] for new in by_side[1][:window] if old.text != new.text]
+        if pairs:
+            chosen = list(max(pairs, key=lambda pair: pair_score(*pair)))
     parts: list[str] = []
     citations: list[dict] = []
     for side, best in zip(sides, chosen):

@@ -50,6 +50,12 @@ def test_a_sentence_leaning_on_the_one_before_comes_with_it(db):
         "pair", (0, 1))
 
 
+def test_a_heading_that_names_a_code_gives_the_text_under_it_its_subject(db):
+    units = units_of("Error codes\nLG1504 upstream_timeout (HTTP 504)\nThe upstream did not answer within the timeout.")
+    assert units == {"LG1504 upstream_timeout (HTTP 504): The upstream did not answer within the timeout.": (
+        "headed", (1, 2))}
+
+
 def test_code_and_fragments_are_never_units(db):
     units = units_of("Example:\n\n```\nproxy:\n  listen: \":8080\"\n```\n\nFor Lumen Gateway 3.0.\n\n"
                      "The proxy listens on port 8080 by default.")
