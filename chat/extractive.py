@@ -301,6 +301,20 @@ def _newest(units: list[Unit]) -> Unit:
     return max(units, key=lambda u: (_date_key(u.result.doc_date), u.score))
 
 
+def _reviewer_decision(versions: list[Unit]) -> tuple[Unit, Unit] | None:
+    """(kept, overruled) where a reviewer resolved a contradiction between two of these statements' passages."""
+    by_chunk = {v.result.chunk_id: v for v in versions}
+    if len(by_chunk) < 2:
+        return None
+    decisions = Contradiction.objects.filter(
+        status=Contradiction.Status.RESOLVED, chunk_a_id__in=by_chunk, chunk_b_id__in=by_chunk,
+    ).order_by("-reviewed_at").values_list("chunk_a_id", "chunk_b_id", "resolution")
+    for chunk_a_id, chunk_b_id, resolution in decisions[:1]:
+        kept, overruled = (chunk_a_id, chunk_b_id) if resolution == "kept_a" else (chunk_b_id, chunk_a_id)
+        return by_chunk[kept], by_chunk[overruled]
+    return None
+
+
 def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]) -> tuple[list[Unit], list[tuple[Unit, Unit]]]:
     """The newest version of each picked statement, and (older, newer) pairs where versions disagree."""
     statements: list[Unit] = []
@@ -317,6 +331,14 @@ def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]
                 if quoted is not None and quoted.key not in settled:
                     versions.append(quoted)
         newest = _newest(versions)
+        reviewed = _reviewer_decision(versions)
+        if reviewed is not None and reviewed[1].result.chunk_id == newest.result.chunk_id:
+            # A reviewer kept the other side of this contradiction: their decision outranks the dates.
+            kept, overruled = reviewed
+            statements.append(kept)
+            settled |= {v.key for v in versions}
+            notes.append((overruled, kept))
+            continue
         older = [v for v in versions if _date_key(v.result.doc_date) < _date_key(newest.result.doc_date)]
         if newest is not unit and not fact_differences(unit.text, newest.text):
             older = []  # a newer wording of the same facts: no conflict to report

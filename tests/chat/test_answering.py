@@ -8,6 +8,7 @@ import pytest
 
 from chat.answering import answer, answer_stream, cited_numbers, compose_extractive, llm_citations
 from chat.prompts import llm_messages
+from rag.dedup.merge import contradiction_resolve
 from rag.models import Chunk, Contradiction
 from rag.retrieval import search_for_chat
 from rag.sentences import split_sentences
@@ -147,3 +148,16 @@ def test_a_change_question_states_both_sides_each_cited(workspace, api_versions)
     assert "1200 requests per minute" in result.text and "600 requests" in result.text
     titles = {c["document_title"] for c in result.citations}
     assert titles >= {"Lumen API Reference 3.0", "Lumen API Reference 2.0"}
+
+
+def test_a_reviewers_decision_leads_the_answer_over_the_newer_date(workspace, api_versions, licensed, staff_user):
+    """Writer Pro review: keeping 2.0's side of the rate-limit contradiction makes it the answer, 3.0's named after it."""
+    question = "How many requests per minute may an API key send?"
+    assert answer(question, workspace=workspace, options={"dedup": True}).text.startswith(
+        "Each API key may send 1200 requests per minute")
+    contradiction = Contradiction.objects.get(workspace=workspace, chunk_a__text__contains="requests per minute")
+    old_side = "a" if "600 requests" in contradiction.chunk_a.text else "b"
+    contradiction_resolve(contradiction_id=contradiction.pk, action=f"keep_{old_side}", user=staff_user)
+    result = answer(question, workspace=workspace, options={"dedup": True})
+    assert result.text.startswith("Each API key may send 600 requests per minute"), result.text
+    assert "3.0 said: Each API key may send 1200 requests per minute" in result.text
