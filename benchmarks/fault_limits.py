@@ -40,6 +40,7 @@ def main() -> int:
     from tests.rag.fault_app import TIME_LIMITS
 
     index_document.soft_time_limit, index_document.time_limit = TIME_LIMITS  # they travel in the message
+    index_document._exec_options = None  # Celery caches a task's send options at its first send
     folder = write_corpus(DATA_DIR / "limits-corpus", files=args.good, seed=3)
     for kind in KINDS:
         for number in range(args.each):

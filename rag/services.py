@@ -376,6 +376,10 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
     else:
         outcome_status, error = outcome.status, outcome.error
         document_id, chunks, encoded = outcome.document_id, outcome.chunk_count, outcome.encoded_count
+        if outcome_status == "unchanged" and _indexed_since(document_id, item.job.created_at):
+            # An earlier run of this item indexed the file, then lost the database before it could
+            # say so: the file is this job's work, and its merge is still owed.
+            outcome_status = "indexed"
     IndexingJobItem.objects.filter(pk=item_id).update(
         status=outcome_status, error=error[:2000], document_id=document_id, chunk_count=chunks,
         encoded_count=encoded, finished_at=timezone.now(), lease_expires_at=None,
@@ -394,6 +398,10 @@ def _documents_show_paths(shown: dict[int, str]) -> None:
     """Record the path pages show for each document (relative to the folder it was last ingested from)."""
     for document_id, display_path in shown.items():
         Document.objects.filter(pk=document_id).exclude(display_path=display_path).update(display_path=display_path)
+
+
+def _indexed_since(document_id: int | None, moment) -> bool:
+    return Document.objects.filter(pk=document_id, indexed_at__gte=moment).exists()
 
 
 def job_progress(*, job: IndexingJob) -> dict:

@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,10 +160,13 @@ def write_corpus(root: Path, *, files: int, seed: int = 13) -> Path:
     copies = files // 4
     folder = generate(files - copies, seed=seed, root=root, max_words=settings.CHUNK_MAX_WORDS)
     written = write_folder(folder)
+    dates = {root / generated.relative_path: generated.doc_date for generated in folder.files}
     for number, original in enumerate(sorted(written)[:copies]):
         copy = root / "copies" / f"{number:04d}-{original.name}"
         copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(original.read_text() + "\nReviewed again for the copy.\n")
+        # A year newer: the copy is the canonical of its records whatever order the files are indexed in.
+        newer = (dates[original] + timedelta(days=365)).isoformat()
+        copy.write_text(original.read_text().replace(dates[original].isoformat(), newer) + "\nReviewed again for the copy.\n")
     return root
 
 
@@ -232,7 +236,13 @@ def compare(reference: dict, run: dict) -> list[str]:
         problems.append(f"chunks per document differ for {sum(1 for p in reference['chunks'] if run['chunks'].get(p) != reference['chunks'][p])} documents")
     if run["records"] != reference["records"]:
         missing, different = reference["records"] - run["records"], run["records"] - reference["records"]
-        example = f"; e.g. {sorted(missing, key=str)[0]} became {sorted(different, key=str)[0]}" if missing and different else ""
+        def short(record) -> str:
+            canonical, members = record
+            name = lambda member: f"{Path(member[0]).name}#{member[1]}" if member else "none"  # noqa: E731
+            return f"{name(canonical)} of {sorted(name(member) for member in members)}"
+
+        example = (f"; e.g. {short(sorted(missing, key=str)[0])} became {short(sorted(different, key=str)[0])}"
+                   if missing and different else "")
         problems.append(f"canonical records differ: {len(missing)} missing, {len(different)} different{example}")
     if set(run["items"]) - {"indexed", "unchanged", "skipped", "failed"}:
         problems.append(f"items not final: {dict(run['items'])}")

@@ -143,3 +143,19 @@ def test_ingest_without_any_worker_says_so_instead_of_waiting_forever(workspace,
             call_command("ingest", str(tmp_path), workspace=workspace.slug, verbosity=0)
     finally:
         broker_purge()
+
+
+def test_a_run_that_indexed_the_file_but_lost_the_database_before_saying_so_is_indexed_and_merged(
+        item, django_capture_on_commit_callbacks):
+    from pathlib import Path
+
+    from rag.ingest.pipeline import document_index
+
+    # The first run: the document is committed, then PostgreSQL goes away before the item is updated.
+    job_item_claim(item_id=item.pk, task_id="task-a")
+    document_index(workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file))
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert job_item_run(item_id=item.pk, task_id="task-a") == "indexed"  # the retry finds the file unchanged
+    assert len(callbacks) == 1  # and still owes its merge
+    item.refresh_from_db()
+    assert (item.status, item.lost_runs) == (Status.INDEXED, 1)

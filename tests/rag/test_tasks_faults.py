@@ -35,6 +35,7 @@ def test_given_up_and_timed_out_items_fail_with_their_reasons_and_the_job_ends(s
     # The sender writes the time limits into each message, so this process must know them too.
     monkeypatch.setattr(index_document, "soft_time_limit", TIME_LIMITS[0])
     monkeypatch.setattr(index_document, "time_limit", TIME_LIMITS[1])
+    monkeypatch.setattr(index_document, "_exec_options", None)  # Celery caches the options of the first send
     worker = start_processes(app="tests.rag.fault_app")
     worker.wait_full()
     folder = tmp_path / "docs"
