@@ -94,7 +94,8 @@ def ablation_configs() -> list[Config]:
         Config("no canonicals", {"respect_canonicals": False}),
         Config("no near-dup collapse", {"dedup": False}),
         Config("no doc-type boost", {"doc_type_boost": 1.0}),
-        Config("no recency", {"recency": "off"}),
+        # Recency is off by default (SEARCH_RECENCY): its ablation is switching it on.
+        Config("with recency (auto)", {"recency": "auto"}),
     ]
 
 

@@ -39,7 +39,7 @@ from rag import embeddings
 from rag.retrieval import lexical, sql
 from rag.retrieval.expansion import expansions_for
 from rag.retrieval.identifiers import identifiers_in
-from rag.retrieval.rerank import rerank_head
+from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
 from rag.models import Chunk
@@ -250,10 +250,10 @@ def _ranked_lists(
 def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
             scope_filters: SearchFilters, now, query_vector: list[float] | None) -> None:
     """Identifier heading boost, sentence rerank, doc-type boost, then recency for trend queries; best first."""
-    wanted = set(stats.get("identifiers") or ())
+    wanted = identifier_pattern(stats.get("identifiers") or ())
     if wanted and settings.IDENTIFIER_HEADING_BOOST != 1.0:
         for candidate in candidates:
-            if wanted.intersection(identifiers_in(candidate.row["heading_path"] or "")):
+            if wanted.search(candidate.row["heading_path"] or ""):
                 candidate.score *= settings.IDENTIFIER_HEADING_BOOST
         candidates.sort(key=lambda c: -c.score)
     # Hybrid only: mode="semantic" promises the kNN order, mode="lexical" the full-text one.
