@@ -130,7 +130,9 @@ def _set_option(page, action) -> None:
     """Change one control of the options panel and wait for the panel the server sends back."""
     with page.expect_response(lambda r: "/options/" in r.url):
         action()
-    page.locator("#options").wait_for()
+    # The panel is swapped after the response: a control changed before htmx settles is the old one.
+    page.wait_for_function("() => { const panel = document.querySelector('#options');"
+                           " return panel && !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling'); }")
 
 
 def test_ask_follow_a_citation_open_provenance_filter_by_type_and_reload(browser_page, live_server, lumen, settings):
