@@ -12,7 +12,7 @@ from rag.dedup.merge import contradiction_resolve
 from rag.models import Chunk, Contradiction
 from rag.retrieval import search_for_chat
 from rag.sentences import split_sentences
-from tests.chat.llm_server import FakeLLM
+from tests.llm_server import FakeLLM
 
 pytestmark = pytest.mark.django_db
 QUESTION = "How many requests per minute may an API key send?"

@@ -16,7 +16,7 @@ from chat.models import Conversation, Message
 from chat.prompts import llm_messages
 from rag.retrieval import search_for_chat
 from tests.chat.conftest import index_folder
-from tests.chat.llm_server import FakeLLM
+from tests.llm_server import FakeLLM
 
 QUESTION = "How many requests per minute may an API key send?"
 INJECTION = """---

@@ -3,57 +3,17 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.test import override_settings
 
 from rag.retrieval import search
+from tests.llm_server import FakeLLM
 from tests.rag.factories import ChunkFactory, DocumentFactory
 from tests.rag.retrieval_helpers import options
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
 
 pytestmark = pytest.mark.django_db
-
-
-class CompletionServer:
-    """Answers POST /v1/chat/completions with one non-streamed completion, or a chosen failure."""
-
-    def __init__(self, reply: str, *, status: int = 200, delay: float = 0.0, body: bytes | None = None) -> None:
-        self.requests: list[dict] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                owner.requests.append({"path": self.path,
-                                       "body": json.loads(self.rfile.read(int(self.headers["Content-Length"])))})
-                time.sleep(delay)
-                payload = body if body is not None else json.dumps(
-                    {"choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}]}).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up first: that is the test
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "CompletionServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _corpus(workspace):
@@ -68,7 +28,7 @@ def _corpus(workspace):
 
 def test_the_rewrite_joins_the_fusion(workspace):
     target = _corpus(workspace)
-    with CompletionServer("gateway rejects request bodies above size limit HTTP 413") as llm, \
+    with FakeLLM("gateway rejects request bodies above size limit HTTP 413") as llm, \
             override_settings(SEARCH_LLM_REWRITE=True, LLM_BASE_URL=llm.url, LLM_MODEL="rewriter",
                               RRF_WEIGHTS={"semantic": 1.0, "lexical": 1.0, "identifiers": 1.0, "rewrite": 2.0}):
         results = search("what is the biggest thing I can send", options(workspace, top_k=2, rerank=False))
@@ -89,7 +49,7 @@ def test_the_rewrite_joins_the_fusion(workspace):
 ])
 def test_a_failing_server_leaves_the_search_to_the_question_alone(workspace, status, delay, body, reason):
     target = _corpus(workspace)
-    with CompletionServer("unused", status=status, delay=delay, body=body) as llm, \
+    with FakeLLM("unused", status=status, delay=delay, body=body) as llm, \
             override_settings(SEARCH_LLM_REWRITE=True, LLM_BASE_URL=llm.url, SEARCH_LLM_REWRITE_TIMEOUT_SECONDS=0.5):
         results = search("request bodies above 25 MB", options(workspace, top_k=2))
     assert results.stats["rewrite"]["query"] is None
@@ -104,6 +64,6 @@ def test_an_unreachable_server_or_the_setting_off_costs_nothing(workspace):
         results = search("request bodies above 25 MB", options(workspace, top_k=2))
     assert "unreachable" in results.stats["rewrite"]["error"]
     assert results[0].chunk_id == target.pk
-    with CompletionServer("anything") as llm, override_settings(SEARCH_LLM_REWRITE=False, LLM_BASE_URL=llm.url):
+    with FakeLLM("anything") as llm, override_settings(SEARCH_LLM_REWRITE=False, LLM_BASE_URL=llm.url):
         results = search("request bodies above 25 MB", options(workspace, top_k=2))
     assert llm.requests == [] and "rewrite" not in results.stats

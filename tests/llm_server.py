@@ -1,4 +1,4 @@
-"""A real HTTP server on loopback that speaks the OpenAI chat-completions protocol, streaming included."""
+"""A real HTTP server on loopback that speaks the OpenAI chat-completions protocol, streamed or not."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class FakeLLM:
     def __init__(self, reply: str = "The limit is 1200 requests per minute [1].", *, status: int = 200,
-                 delay: float = 0.0, word_delay: float = 0.0) -> None:
-        self.reply, self.status, self.delay, self.word_delay = reply, status, delay, word_delay
+                 delay: float = 0.0, word_delay: float = 0.0, body: bytes | None = None) -> None:
+        """`body`: sent as it is instead of a completion (a malformed answer)."""
+        self.reply, self.status, self.delay, self.word_delay, self.body = reply, status, delay, word_delay, body
         self.requests: list[dict] = []
         owner = self
 
@@ -24,11 +25,23 @@ class FakeLLM:
                 owner.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
                 if owner.delay:
                     time.sleep(owner.delay)
-                if owner.status != 200:
-                    self.send_response(owner.status)
-                    self.end_headers()
-                    self.wfile.write(b'{"error": {"message": "overloaded"}}')
-                    return
+                try:
+                    if owner.status != 200:
+                        self.send_response(owner.status)
+                        self.end_headers()
+                        self.wfile.write(b'{"error": {"message": "overloaded"}}')
+                    elif owner.body is not None or not body.get("stream"):
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.end_headers()
+                        self.wfile.write(owner.body if owner.body is not None else json.dumps(
+                            {"choices": [{"index": 0, "message": {"role": "assistant", "content": owner.reply}}]}).encode())
+                    else:
+                        self._stream()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up first (its deadline): that is the test
+
+            def _stream(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
