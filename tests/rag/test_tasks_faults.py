@@ -63,13 +63,13 @@ def test_killed_pool_processes_are_replaced_within_30s_and_every_file_is_indexed
     worker = start_processes()
     worker.wait_full()
     reference, _ = _run(folder, "reference")
-    rng, kills, recoveries = random.Random(3), iter([0.3, 1.0]), []
-    next_kill = [next(kills)]
+    rng, recoveries = random.Random(3), []
 
     def kill_on_time(elapsed: float) -> None:
-        if next_kill[0] is not None and elapsed >= next_kill[0]:
+        # Both kills while the job's tasks are queued or running: on a quiet machine the whole job can
+        # end within a second, so a kill scheduled later might never happen.
+        while len(recoveries) < 2:
             recoveries.append(worker.kill_pool_process(rng))
-            next_kill[0] = next(kills, None)
 
     faulted, _ = _run(folder, "killed", on_tick=kill_on_time)
     assert len(recoveries) == 2 and max(recoveries) < 30, recoveries
