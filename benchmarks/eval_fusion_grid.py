@@ -33,7 +33,7 @@ from django.conf import settings  # noqa: E402
 
 from rag import embeddings  # noqa: E402
 from rag.evaluation import Config, evaluate, eval_license_set, release_paths_widen  # noqa: E402
-from rag.management.commands.eval_demo import _release_of  # noqa: E402
+from rag.management.evaluation_inputs import release_of  # noqa: E402
 from rag.models import Workspace  # noqa: E402
 
 CORPORA = {
@@ -132,7 +132,7 @@ def main() -> None:
         slug, truth, releases = CORPORA[corpus]
         workspace = Workspace.objects.get(slug=slug)
         questions = json.loads(truth.read_text())
-        questions = release_paths_widen(questions, _release_of(json.loads(releases.read_text())))
+        questions = release_paths_widen(questions, release_of(json.loads(releases.read_text())))
         eval_license_set(workspace=workspace, licensed=True)
         loaded[corpus] = (workspace, questions)
     if args.cost:

@@ -17,63 +17,40 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from rag import embeddings
 from rag.evaluation import (
     ablation_configs,
     Config,
-    eval_workspace_prepare,
     evaluate_configs,
     format_tables,
     path_matches,
-    release_paths_widen,
 )
+from rag.management.evaluation_inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
 from rag.evaluation_doctypes import doc_type_accuracy, doc_type_truth, format_doc_type_table
 from rag.retrieval import SearchResult
-
-ROOT = Path(settings.BASE_DIR)
-
 
 class Command(BaseCommand):
     help = "Retrieval quality on an evaluation corpus: newest-version hit, stale leakage, version and change questions."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--corpus", type=Path, help="default: demo/corpus, with the manifest's dates applied")
-        parser.add_argument("--ground-truth", type=Path, default=ROOT / "demo" / "ground_truth.json")
-        parser.add_argument("--workspace", default="eval")
-        parser.add_argument("--title", default="Demo corpus retrieval")
-        parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+        eval_arguments_add(parser, title="Demo corpus retrieval")
         parser.add_argument("--details", action="store_true", help="print each question's top 5 for the full pipeline")
-        parser.add_argument("--releases", type=Path, default=ROOT / "demo" / "manifest.json",
-                            help="JSON of the corpus files' releases (a manifest list or a {path: {version}} map)")
         parser.add_argument("--doc-types", type=Path, default=ROOT / "demo" / "real" / "doc_types.json",
                             help="hand-labelled document types by source path, for a corpus whose --releases "
                                  "listing carries none (the manifest carries its own)")
 
     def handle(self, *args, corpus: Path | None, ground_truth: Path, workspace: str, title: str, **opts) -> None:
-        if not ground_truth.exists():
-            raise CommandError(f"no ground truth at {ground_truth}")
-        questions = json.loads(ground_truth.read_text(encoding="utf-8"))
-        if opts["releases"] is not None and opts["releases"].exists():
-            questions = release_paths_widen(questions, _release_of(json.loads(opts["releases"].read_text())))
+        questions = eval_questions_load(ground_truth=ground_truth, releases=opts["releases"])
         if opts["verbosity"] < 2:
             logging.disable(logging.INFO)  # one log line per document and per search would bury the table
         if settings.EMBEDDING_ENCODER == "hashing":
             self.stderr.write("warning: EMBEDDING_ENCODER=hashing; figures mean nothing without the real model")
         self.stderr.write(f"DATA_DIR {settings.DATA_DIR}")
-        call_command("migrate", interactive=False, verbosity=0)
-        if corpus is None:
-            from rag.bootstrap import demo_corpus_prepare
-
-            corpus = demo_corpus_prepare()  # dateless .txt files get their intended mtimes
-        elif not corpus.is_dir():
-            raise CommandError(f"no corpus folder at {corpus}")
-        target, indexed = eval_workspace_prepare(corpus=corpus, slug=workspace, name=title)
+        corpus, target, indexed = eval_corpus_index(corpus=corpus, workspace=workspace, title=title)
         self.stderr.write(f"indexing: {indexed}")
 
         embeddings.get_encoder()  # loaded once, before the first question
@@ -105,10 +82,3 @@ class Command(BaseCommand):
             date = result.doc_date.date().isoformat() if result.doc_date else "undated"
             where = f"{Path(result.path).name} [{result.version_label or '-'}] > {result.heading_path}"
             self.stdout.write(f"   {mark}{rank}. {result.score:.3f} {date} {where}")
-
-
-def _release_of(listing: Any) -> dict[str, str]:
-    """path -> release, from demo/manifest.json ({"files": [...]}) or a real corpus's files.json ({path: entry})."""
-    if isinstance(listing, dict):
-        listing = listing["files"] if "files" in listing else [{**entry, "path": path} for path, entry in listing.items()]
-    return {entry["path"]: str(entry["version"]) for entry in listing if entry.get("version")}
