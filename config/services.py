@@ -376,10 +376,13 @@ def embedded_release(data_dir: Path, *, database: bool, redis_server: bool) -> b
 def _watchdog_start(pid: int | None, stop_signal: int, folder: Path) -> None:
     if pid is None:
         return
+    # The folder as it is now: the watchdog's own start takes a moment, and a folder deleted in that
+    # moment must still count as gone.
+    info = folder.stat()
     subprocess.Popen(
         # By path, isolated and without site-packages: the config package would import Celery (~35 MB, not ~9).
         [sys.executable, "-I", "-S", str(Path(__file__).with_name("watchdog.py")), str(pid), str(int(stop_signal)),
-         str(folder)],
+         str(folder), f"{info.st_dev}:{info.st_ino}"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,  # Ctrl-C in the terminal must not end it before the server
     )

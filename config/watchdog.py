@@ -1,4 +1,4 @@
-"""Stops an embedded server whose data folder is gone: `python -I -S config/watchdog.py PID SIGNAL FOLDER`.
+"""Stops an embedded server whose data folder is gone: `python -I -S config/watchdog.py PID SIGNAL FOLDER DEV:INO`.
 
 A daemonized server outlives whoever started it. If its folder is deleted (or
 replaced by a fresh one), nothing can reach or stop it any more: an orphan. This
@@ -41,9 +41,9 @@ def _identity(folder: str) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
-def watch(pid: int, stop_signal: int, folder: str) -> None:
-    """Until `pid` exits: if `folder` is deleted or replaced, send `stop_signal`, then SIGKILL."""
-    started_for = _identity(folder)
+def watch(pid: int, stop_signal: int, folder: str, started_for: tuple[int, int]) -> None:
+    """Until `pid` exits: if `folder` is no longer the one the server started in (`started_for`, its
+    device and inode as the starter saw them), send `stop_signal`, then SIGKILL."""
     while _alive(pid):
         if _identity(folder) != started_for:
             os.kill(pid, stop_signal)
@@ -57,4 +57,5 @@ def watch(pid: int, stop_signal: int, folder: str) -> None:
 
 
 if __name__ == "__main__":
-    watch(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    device, inode = (int(part) for part in sys.argv[4].split(":"))
+    watch(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], (device, inode))
