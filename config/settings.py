@@ -262,6 +262,14 @@ INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 102
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=2000)
 UPLOAD_ZIP_MAX_MEMBERS = env.int("UPLOAD_ZIP_MAX_MEMBERS", default=5000)
 UPLOAD_ZIP_MAX_BYTES = env.int("UPLOAD_ZIP_MAX_BYTES", default=1024 * 1024 * 1024)
+# An Office or OpenDocument file is a zip: past this many unpacked bytes (sheets aside) it is refused as a bomb.
+OFFICE_MAX_UNPACKED_BYTES = env.int("OFFICE_MAX_UNPACKED_BYTES", default=256 * 1024 * 1024)
+# Cells read per spreadsheet sheet (streamed); the rest is skipped and the job says so.
+XLSX_MAX_CELLS_PER_SHEET = env.int("XLSX_MAX_CELLS_PER_SHEET", default=200_000)
+# Pages OCR reads per file (scanned PDF or image): ~3-7 s a page on one core, kept under the task's time limit.
+OCR_MAX_PAGES = env.int("OCR_MAX_PAGES", default=60)
+# Mail attachments nested this deep (a message attached to a message ...) are still indexed.
+MAIL_ATTACHMENT_MAX_DEPTH = env.int("MAIL_ATTACHMENT_MAX_DEPTH", default=2)
 # Chunk size in words: all-MiniLM-L6-v2 reads only 256 word pieces (measured: 200-250 words of
 # technical prose are ~308), so longer chunks would leave their tail out of the embedding.
 CHUNK_TARGET_WORDS = env.int("CHUNK_TARGET_WORDS", default=170)

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
+from rag.ingest.parsers import ACCEPTED_EXTENSIONS
 from rag.models import Document
 from rag.services import IncomingFile
 
@@ -33,7 +34,11 @@ class UploadForm(forms.Form):
 
     files = MultipleFileField(
         label="Files", required=False,
-        help_text="PDF, Markdown, AsciiDoc, reStructuredText, text or HTML; a .zip is unpacked.",
+        # The picker offers these types; anything else chosen anyway is skipped by name in the job.
+        widget=MultipleFileInput(attrs={"accept": ACCEPTED_EXTENSIONS}),
+        help_text="PDF (scans are read by OCR), Word .docx, PowerPoint .pptx, Excel .xlsx, OpenDocument .odt, "
+                  "e-mail .eml/.msg, images .png/.jpg/.tiff (OCR), Markdown, AsciiDoc, reStructuredText, text or "
+                  "HTML; a .zip is unpacked.",
     )
     folder = MultipleFileField(
         label="Or upload a folder", required=False, widget=MultipleFileInput(attrs={"webkitdirectory": True}),

@@ -150,6 +150,8 @@ class Document(models.Model):
                                 help_text="A member whose content this document repeats; it takes that place.")
     lineage_note = models.CharField(max_length=300, blank=True, db_default="",
                                     help_text="Where the version label and the date disagree on the order.")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="attachments",
+                               help_text="The mail message this document was attached to.")
     indexed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -159,6 +161,11 @@ class Document(models.Model):
     DATE_SOURCE_LABELS = {
         "pdf_moddate": "PDF modification date",
         "pdf_creationdate": "PDF creation date",
+        "office_modified": "Office document property: modified",
+        "office_created": "Office document property: created",
+        "odf_modified": "OpenDocument meta.xml: last saved",
+        "odf_created": "OpenDocument meta.xml: created",
+        "mail_date": "the mail's Date header",
         "frontmatter": "frontmatter date",
         "asciidoc_revdate": "AsciiDoc :revdate:",
         "asciidoc_date": "AsciiDoc :date:",
@@ -174,6 +181,7 @@ class Document(models.Model):
         "asciidoc_revnumber": "AsciiDoc :revnumber:",
         "rst_version": "reStructuredText :Version: field",
         "pdf_metadata": "PDF metadata",
+        "office_property": "Office document property \"version\"",
         "title": "title",
         "filename": "file name",
         "path": "folder name",
@@ -223,6 +231,7 @@ class Chunk(models.Model):
     chunk_index = models.PositiveIntegerField()
     total_chunks = models.PositiveIntegerField()
     chunk_position = models.CharField(max_length=10)
+    page = models.PositiveIntegerField(null=True, blank=True, help_text="1-based page or slide the chunk starts on.")
     embedding = VectorField(dimensions=EMBEDDING_DIM)
     class Lineage(models.TextChoices):
         CURRENT = "", "Current"
@@ -317,6 +326,8 @@ class IndexingJobItem(models.Model):
                                                help_text="Nothing told us when the file was written.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)
+    note = models.CharField(max_length=1000, blank=True, default="", db_default="",
+                            help_text="How far a slow file is (OCR page 3 of 12), then what was left out of it.")
     chunk_count = models.PositiveIntegerField(default=0)
     encoded_count = models.PositiveIntegerField(default=0, help_text="Chunks that needed the encoder (not cached).")
     started_at = models.DateTimeField(null=True, blank=True)

@@ -356,7 +356,7 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         outcome = document_index(
             workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
             file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
-            display_path=item.display_path,
+            display_path=item.display_path, progress=_item_progress(item_id),
         )
     except Exception as exc:
         # Transient errors are retried by the task; anything else must still end the item.
@@ -372,16 +372,16 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         else:
             logger.exception("document crashed", extra={"item_id": item_id, "path": item.path})
             error = f"internal error: {type(exc).__name__}: {exc}"
-        outcome_status, document_id, chunks, encoded = "failed", None, 0, 0
+        outcome_status, document_id, chunks, encoded, note, attachment_ids = "failed", None, 0, 0, "", ()
     else:
-        outcome_status, error = outcome.status, outcome.error
+        outcome_status, error, note, attachment_ids = outcome.status, outcome.error, outcome.note, outcome.attachment_ids
         document_id, chunks, encoded = outcome.document_id, outcome.chunk_count, outcome.encoded_count
         if outcome_status == "unchanged" and _indexed_since(document_id, item.job.created_at):
             # An earlier run of this item indexed the file, then lost the database before it could
             # say so: the file is this job's work, and its merge is still owed.
             outcome_status = "indexed"
     IndexingJobItem.objects.filter(pk=item_id).update(
-        status=outcome_status, error=error[:2000], document_id=document_id, chunk_count=chunks,
+        status=outcome_status, error=error[:2000], note=note[:1000], document_id=document_id, chunk_count=chunks,
         encoded_count=encoded, finished_at=timezone.now(), lease_expires_at=None,
     )
     if document_id is not None and item.display_path:
@@ -390,8 +390,18 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
     if outcome_status == "indexed" and document_id is not None:
         from rag.hooks import after_document_indexed
 
-        after_document_indexed(document_id=document_id, inline=merge_inline)
+        for indexed_id in (document_id, *attachment_ids):
+            after_document_indexed(document_id=indexed_id, inline=merge_inline)
     return outcome_status
+
+
+def _item_progress(item_id: int):
+    """Writes how far a slow file is to its job item, for the job page to show while it runs."""
+
+    def report(message: str) -> None:
+        IndexingJobItem.objects.filter(pk=item_id).update(note=message[:1000])
+
+    return report
 
 
 def _documents_show_paths(shown: dict[int, str]) -> None:

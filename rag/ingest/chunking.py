@@ -31,6 +31,7 @@ class ChunkDraft:
     chunk_index: int
     total_chunks: int
     chunk_position: str  # "start" | "middle" | "end" | "only"
+    page: int | None = None  # the page its first piece starts on, so a citation opens there
 
 
 @dataclass
@@ -44,6 +45,7 @@ class _Piece:
     # (it overlaps the part before, so the two never share a chunk), start a chunk.
     starts_chunk: bool
     has_body: bool
+    page: int | None = None
 
 
 @dataclass
@@ -102,6 +104,7 @@ def chunk_document(
             chunk_index=index,
             total_chunks=total,
             chunk_position=_position(index, total),
+            page=chunk.pieces[0].page,
         )
         for index, chunk in enumerate(kept)
     ]
@@ -138,7 +141,7 @@ def _pieces(sections: list[Section], *, target_words: int, max_words: int, overl
         for number, part in enumerate(parts):
             text = f"{heading}\n{part}" if heading and part else heading or part
             starts_chunk = (opens_group and number == 0) or number > 0
-            pieces.append(_Piece(text, section.heading_path, group, starts_chunk, bool(part)))
+            pieces.append(_Piece(text, section.heading_path, group, starts_chunk, bool(part), section.page))
     return pieces
 
 

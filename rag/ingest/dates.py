@@ -20,6 +20,15 @@ from rag.ingest.parsers import ParsedDocument
 # below is more likely an example in the text than the document's own date.
 HEADER_DATE_MAX_LINE = 50
 
+# Dates an office suite (core properties, meta.xml) or a mail program (the Date header) wrote,
+# best first: like a PDF's ModDate, the tool recorded them, no person typed them.
+OFFICE_DATE_SOURCES = {
+    "odf": (("modified", "odf_modified"), ("created", "odf_created")),
+    "ooxml": (("modified", "office_modified"), ("created", "office_created")),
+    "mail": (("mail_date", "mail_date"),),
+}
+_OFFICE_FAMILY = {"odt": "odf", "docx": "ooxml", "pptx": "ooxml", "xlsx": "ooxml", "eml": "mail", "msg": "mail"}
+
 # HTML <meta> names and properties that date a page, best first: a modification time
 # says more about the text than a publication time.
 HTML_DATE_META = ("article:modified_time", "date", "dcterms.date", "dc.date", "article:published_time")
@@ -30,8 +39,9 @@ class DocDate:
     """A document's date and where it came from, so a surprising date can be explained."""
 
     value: datetime | None
-    # pdf_moddate, pdf_creationdate, frontmatter, asciidoc_revdate, asciidoc_date, rst_date,
-    # html_meta_date, mtime, upload_time, unknown
+    # pdf_moddate, pdf_creationdate, office_modified, office_created, odf_modified, odf_created,
+    # mail_date, frontmatter, asciidoc_revdate, asciidoc_date, rst_date, html_meta_date, mtime,
+    # upload_time, unknown
     source: str
 
 
@@ -140,6 +150,9 @@ def resolve_doc_date(parsed: ParsedDocument, mtime: float | None, *, mtime_sourc
     for key, source in (("ModDate", "pdf_moddate"), ("CreationDate", "pdf_creationdate")):
         raw = parsed.pdf_dates.get(key)
         if raw and (value := parse_pdf_date(raw)) is not None:
+            return DocDate(value, source)
+    for key, source in OFFICE_DATE_SOURCES.get(_OFFICE_FAMILY.get(parsed.format, ""), ()):
+        if (value := parse_loose_date(parsed.office_dates.get(key))) is not None:
             return DocDate(value, source)
     if parsed.format == "markdown" and (value := parse_loose_date(parsed.metadata.get("date"))) is not None:
         return DocDate(value, "frontmatter")

@@ -23,7 +23,16 @@ from rag.dedup import merge as dedup
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
-from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
+from rag.ingest.parsers import (
+    Attachment,
+    ParseError,
+    ParseLimits,
+    Progress,
+    UnsupportedFormat,
+    detect_format,
+    no_progress,
+    parse_document,
+)
 from rag.lineage.labels import extract_version_label
 from rag.models import Chunk, DocType, Document, EmbeddingCache
 from rag.retrieval.identifiers import chunk_identifiers
@@ -38,6 +47,8 @@ class IndexOutcome:
     chunk_count: int = 0
     encoded_count: int = 0
     error: str = ""
+    note: str = ""  # what was left out (cells past the bound, unread pages, unsupported attachments)
+    attachment_ids: tuple[int, ...] = ()  # documents indexed from this one's attachments, to merge too
 
 
 def text_hash(text: str) -> str:
@@ -85,14 +96,19 @@ def embed_with_cache(texts: list[str]) -> tuple[list[list[float]], int]:
     return [list(cached[digest]) for digest in hashes], len(missing)
 
 
-def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0) -> IndexOutcome:
+def parse_limits() -> ParseLimits:
+    return ParseLimits(max_unpacked_bytes=settings.OFFICE_MAX_UNPACKED_BYTES,
+                       max_cells_per_sheet=settings.XLSX_MAX_CELLS_PER_SHEET, max_ocr_pages=settings.OCR_MAX_PAGES)
+
+
+def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0, parent_id: int | None = None) -> IndexOutcome:
     """Record the failure on the document; an earlier good version keeps its chunks."""
     with transaction.atomic():
         document, created = Document.objects.select_for_update().get_or_create(
             workspace_id=workspace_id,
             path=path,
             defaults={"title": Path(path).name, "format": "", "status": Document.Status.FAILED, "error": reason,
-                      "size_bytes": size, "content_hash": ""},
+                      "size_bytes": size, "content_hash": "", "parent_id": parent_id},
         )
         if not created:
             document.error = reason
@@ -113,14 +129,15 @@ def _json_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
 
 def document_index(
     *, workspace_id: int, path: str, source_file: Path, file_mtime: float | None = None,
-    mtime_is_upload_time: bool = False, display_path: str = "",
+    mtime_is_upload_time: bool = False, display_path: str = "", progress: Progress = no_progress,
 ) -> IndexOutcome:
     """Index one file; a bad file fails alone with a reason a person can act on.
 
     file_mtime: the file's own mtime when the stored copy lost it (browser upload, zip member);
     mtime_is_upload_time: nothing told us when the file was written, so its date is the upload's;
     display_path: the path inside the ingested folder, which the type's path patterns read (the
-    server's own folders say nothing about the document).
+    server's own folders say nothing about the document);
+    progress: hears how far a slow file is ("OCR page 3 of 12").
     """
     try:
         detect_format(Path(path))
@@ -135,7 +152,17 @@ def document_index(
         mtime = file_mtime if file_mtime is not None else source_file.stat().st_mtime
     except OSError as exc:
         return _fail(workspace_id, path, f"cannot read the file: {exc.strerror or exc}")
+    return _index_bytes(
+        workspace_id=workspace_id, path=path, data=data, mtime=mtime, mtime_source="upload_time" if mtime_is_upload_time
+        else "mtime", display_path=display_path, progress=progress,
+    )
 
+
+def _index_bytes(
+    *, workspace_id: int, path: str, data: bytes, mtime: float | None, mtime_source: str, display_path: str = "",
+    progress: Progress = no_progress, parent_id: int | None = None, depth: int = 0,
+) -> IndexOutcome:
+    """document_index once the bytes are read; attachments come back here with their message as parent."""
     digest = content_hash(data)
     existing = Document.objects.filter(workspace_id=workspace_id, path=path).first()
     if existing and existing.content_hash == digest and existing.status == Document.Status.INDEXED:
@@ -146,21 +173,21 @@ def document_index(
         return IndexOutcome(status="unchanged", document_id=existing.pk, chunk_count=existing.chunk_count)
 
     try:
-        parsed = parse_document(Path(path), data)
+        parsed = parse_document(Path(path), data, limits=parse_limits(), progress=progress)
     except ParseError as exc:
-        return _fail(workspace_id, path, str(exc), size=len(data))
+        return _fail(workspace_id, path, str(exc), size=len(data), parent_id=parent_id)
     except UnsupportedFormat as exc:
         return IndexOutcome(status="skipped", error=str(exc))
 
-    doc_date = resolve_doc_date(parsed, mtime, mtime_source="upload_time" if mtime_is_upload_time else "mtime")
+    doc_date = resolve_doc_date(parsed, mtime, mtime_source=mtime_source)
     drafts: list[ChunkDraft] = chunk_document(
         parsed,
         target_words=settings.CHUNK_TARGET_WORDS,
         max_words=settings.CHUNK_MAX_WORDS,
         overlap_words=settings.CHUNK_OVERLAP_WORDS,
     )
-    if not drafts:
-        return _fail(workspace_id, path, "no text to index", size=len(data))
+    if not drafts and not parsed.attachments:
+        return _fail(workspace_id, path, "no text to index", size=len(data), parent_id=parent_id)
     doc_type = classify_doc_type(
         path=display_path or path, title=parsed.title, text=parsed.text, frontmatter_type=parsed.doc_type,
         rules=doc_type_rules(), headings=section_headings(parsed.sections),
@@ -189,6 +216,7 @@ def document_index(
         document.tags = parsed.tags
         document.entities = parsed.entities
         document.metadata = _json_metadata(parsed.metadata)
+        document.parent_id = parent_id
         document.status = Document.Status.INDEXED
         document.error = ""
         document.archived = False
@@ -208,6 +236,7 @@ def document_index(
                 chunk_index=draft.chunk_index,
                 total_chunks=draft.total_chunks,
                 chunk_position=draft.chunk_position,
+                page=draft.page,
                 embedding=vector,
             )
             for draft, vector in zip(drafts, vectors)
@@ -220,4 +249,60 @@ def document_index(
         extra={"workspace_id": workspace_id, "document_id": document.pk, "path": path, "chunks": len(drafts),
                "encoded": encoded, "doc_type": doc_type, "date_source": doc_date.source, "pid": os.getpid()},
     )
-    return IndexOutcome(status="indexed", document_id=document.pk, chunk_count=len(drafts), encoded_count=encoded)
+    notes = list(parsed.notices)
+    attachment_ids: list[int] = []
+    if parsed.attachments:
+        # The message's date dates an attachment that carries none of its own.
+        sent = doc_date.value.timestamp() if doc_date.value and doc_date.source == "mail_date" else mtime
+        attachment_ids, attachment_notes = _index_attachments(
+            workspace_id=workspace_id, message_path=path, message_id=document.pk, attachments=parsed.attachments,
+            mtime=sent, mtime_source="mail_date" if sent != mtime else mtime_source, depth=depth,
+        )
+        notes.extend(attachment_notes)
+    return IndexOutcome(status="indexed", document_id=document.pk, chunk_count=len(drafts), encoded_count=encoded,
+                        note="; ".join(notes), attachment_ids=tuple(attachment_ids))
+
+
+def attachment_path(message_path: str, name: str) -> str:
+    """"uploads/mail.eml::report.docx": unique per message, ending in the attachment's own extension."""
+    return f"{message_path}::{Path(name.replace(chr(92), '/')).name or 'attachment'}"
+
+
+def _index_attachments(
+    *, workspace_id: int, message_path: str, message_id: int, attachments: list[Attachment], mtime: float | None,
+    mtime_source: str, depth: int,
+) -> tuple[list[int], list[str]]:
+    """Each attachment of a supported type as a document of its own whose parent is the message."""
+    ids: list[int] = []
+    indexed: list[str] = []
+    notes: list[str] = []
+    used: set[str] = set()
+    for attachment in attachments:
+        path = attachment_path(message_path, attachment.name)
+        stem, suffix, number = path[: -len(Path(path).suffix) or None], Path(path).suffix, 1
+        while path in used:  # two attachments of one name
+            number += 1
+            path = f"{stem} ({number}){suffix}"
+        used.add(path)
+        try:
+            detect_format(Path(path))
+        except UnsupportedFormat as exc:
+            notes.append(f"attachment {attachment.name} not indexed: {exc}")
+            continue
+        if depth >= settings.MAIL_ATTACHMENT_MAX_DEPTH:
+            notes.append(f"attachment {attachment.name} not indexed: nested deeper than MAIL_ATTACHMENT_MAX_DEPTH")
+            continue
+        outcome = _index_bytes(workspace_id=workspace_id, path=path, data=attachment.data, mtime=mtime,
+                               mtime_source=mtime_source, parent_id=message_id, depth=depth + 1)
+        if outcome.document_id is not None and outcome.status in ("indexed", "unchanged"):
+            Document.objects.filter(pk=outcome.document_id).exclude(parent_id=message_id).update(parent_id=message_id)
+            ids.append(outcome.document_id)
+            ids.extend(outcome.attachment_ids)
+            indexed.append(attachment.name)
+        elif outcome.status == "failed":
+            notes.append(f"attachment {attachment.name} failed: {outcome.error}")
+        if outcome.note:
+            notes.append(f"{attachment.name}: {outcome.note}")
+    if indexed:
+        notes.insert(0, f"{len(indexed)} attachment(s) indexed as their own documents: {', '.join(indexed)}")
+    return ids, notes

@@ -36,7 +36,8 @@ __all__ = [
 
 # In the order extract_version_label trusts them; html_meta is a <meta name="version"> tag.
 VERSION_SOURCES = (
-    "frontmatter", "html_meta", "asciidoc_revnumber", "rst_version", "pdf_metadata", "title", "filename", "path",
+    "frontmatter", "html_meta", "asciidoc_revnumber", "rst_version", "pdf_metadata", "office_property", "title",
+    "filename", "path",
 )  # fmt: skip
 
 
@@ -404,8 +405,12 @@ def strip_versions(text: str) -> str:
 # --- the document's label ---------------------------------------------------------------------------
 
 _FORMAT_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".adoc": "asciidoc", ".asciidoc": "asciidoc",
-                     ".rst": "rst", ".html": "html", ".htm": "html", ".pdf": "pdf"}  # fmt: skip
-_METADATA_SOURCE = {"rst": "rst_version", "asciidoc": "asciidoc_revnumber", "html": "html_meta"}
+                     ".rst": "rst", ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx",
+                     ".pptx": "pptx", ".xlsx": "xlsx", ".odt": "odt", ".eml": "eml", ".msg": "msg"}  # fmt: skip
+_METADATA_SOURCE = {"rst": "rst_version", "asciidoc": "asciidoc_revnumber", "html": "html_meta",
+                    # a custom "version" property (a user-defined field in .odt); never the revision, a save counter
+                    "docx": "office_property", "pptx": "office_property", "xlsx": "office_property",
+                    "odt": "office_property"}
 
 
 def _label(version: Version, source: str) -> VersionLabel | None:

@@ -10,22 +10,43 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from rag.ingest.parsers._common import ParsedDocument, ParseError, Section, UnsupportedFormat, decode_text
+from rag.ingest.parsers._common import (
+    Attachment,
+    ParsedDocument,
+    ParseError,
+    ParseLimits,
+    Progress,
+    Section,
+    UnsupportedFormat,
+    decode_text,
+    no_progress,
+)
 from rag.ingest.parsers.asciidoc import parse_asciidoc
+from rag.ingest.parsers.docx import parse_docx
 from rag.ingest.parsers.html import parse_html
+from rag.ingest.parsers.mail import parse_eml, parse_msg
 from rag.ingest.parsers.markdown import parse_markdown
+from rag.ingest.parsers.ocr import parse_image
+from rag.ingest.parsers.odt import parse_odt
 from rag.ingest.parsers.pdf import parse_pdf
+from rag.ingest.parsers.pptx import parse_pptx
 from rag.ingest.parsers.rst import parse_rst
 from rag.ingest.parsers.sniff import sniff_markup
 from rag.ingest.parsers.text import parse_text
+from rag.ingest.parsers.xlsx import parse_xlsx
 
 __all__ = [
+    "ACCEPTED_EXTENSIONS",
     "FORMATS_BY_EXTENSION",
+    "Attachment",
     "ParseError",
+    "ParseLimits",
     "ParsedDocument",
+    "Progress",
     "Section",
     "UnsupportedFormat",
     "detect_format",
+    "no_progress",
     "parse_document",
 ]
 
@@ -40,6 +61,17 @@ FORMATS_BY_EXTENSION: dict[str, str] = {
     ".html": "html",
     ".htm": "html",
     ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".odt": "odt",
+    ".eml": "eml",
+    ".msg": "msg",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
 }
 
 _TEXT_PARSERS: dict[str, Callable[[str, str], ParsedDocument]] = {
@@ -51,6 +83,25 @@ _TEXT_PARSERS: dict[str, Callable[[str, str], ParsedDocument]] = {
 }
 
 
+# Formats read from their bytes, each with the bounds it needs.
+_BINARY_PARSERS: dict[str, Callable[[str, bytes, ParseLimits, Progress], ParsedDocument]] = {
+    "pdf": lambda stem, data, limits, progress: parse_pdf(
+        stem, data, max_ocr_pages=limits.max_ocr_pages, progress=progress),
+    "docx": lambda stem, data, limits, _: parse_docx(stem, data, max_unpacked_bytes=limits.max_unpacked_bytes),
+    "pptx": lambda stem, data, limits, _: parse_pptx(stem, data, max_unpacked_bytes=limits.max_unpacked_bytes),
+    "xlsx": lambda stem, data, limits, _: parse_xlsx(
+        stem, data, max_unpacked_bytes=limits.max_unpacked_bytes, max_cells_per_sheet=limits.max_cells_per_sheet),
+    "odt": lambda stem, data, limits, _: parse_odt(stem, data, max_unpacked_bytes=limits.max_unpacked_bytes),
+    "eml": lambda stem, data, _limits, _: parse_eml(stem, data),
+    "msg": lambda stem, data, _limits, _: parse_msg(stem, data),
+    "image": lambda stem, data, limits, progress: parse_image(
+        stem, data, max_pages=limits.max_ocr_pages, progress=progress),
+}
+
+# What the upload picker offers, in the browser's `accept` syntax.
+ACCEPTED_EXTENSIONS = ",".join([*FORMATS_BY_EXTENSION, ".zip"])
+
+
 def detect_format(path: Path) -> str:
     """Pick the parser by extension: uploads carry reliable names, and sniffing bytes would
     index things (images, archives) that we cannot turn into text anyway."""
@@ -60,13 +111,18 @@ def detect_format(path: Path) -> str:
     raise UnsupportedFormat(f"unsupported file type {suffix}" if suffix else "unsupported file type (no extension)")
 
 
-def parse_document(path: Path, data: bytes) -> ParsedDocument:
-    """Parse the bytes of one file; `path` is used only for its extension and stem."""
+def parse_document(
+    path: Path, data: bytes, *, limits: ParseLimits = ParseLimits(), progress: Progress = no_progress
+) -> ParsedDocument:
+    """Parse the bytes of one file; `path` is used only for its extension and stem.
+
+    progress hears from the slow parsers (OCR) how far they are.
+    """
     doc_format = detect_format(path)
     if not data.strip():
         raise ParseError("empty file")
-    if doc_format == "pdf":
-        return parse_pdf(path.stem, data)
+    if doc_format in _BINARY_PARSERS:
+        return _BINARY_PARSERS[doc_format](path.stem, data, limits, progress)
     text, encoding = decode_text(data)
     if not text.strip():
         raise ParseError("empty file")

@@ -34,6 +34,15 @@ class Section:
     heading_path: tuple[str, ...]
     level: int
     text: str  # whitespace-normalized paragraphs joined by a blank line; code keeps its lines
+    page: int | None = None  # 1-based page or slide the section starts on, where the format has pages
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file carried inside another (a mail attachment), indexed as a document of its own."""
+
+    name: str
+    data: bytes
 
 
 @dataclass
@@ -47,6 +56,11 @@ class ParsedDocument:
     pdf_dates holds the raw ModDate/CreationDate strings for dates.py to interpret;
     metadata_lines gives the source line of each AsciiDoc attribute and reST docinfo
     field, because dates.py trusts a date only near the top of the file.
+    office_dates holds the created/modified dates an office suite or mail header wrote
+    (datetimes, keyed "modified", "created", "mail_date") for dates.py;
+    attachments are mail attachments of supported types; notices say what was left out
+    (cells past the bound, pages OCR could not read) for the job to show;
+    ocr_pages lists the 1-based pages whose text came from OCR.
     """
 
     title: str
@@ -60,6 +74,10 @@ class ParsedDocument:
     pdf_dates: dict[str, str] = field(default_factory=dict)
     page_count: int | None = None
     metadata_lines: dict[str, int] = field(default_factory=dict)
+    office_dates: dict[str, Any] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    ocr_pages: list[int] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -333,3 +351,20 @@ def without_closing_marks(heading: str, mark: str) -> str:
     if candidate != stripped and (not candidate or candidate[-1] in " \t"):
         return candidate.rstrip()
     return stripped
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    """Bounds on what one file may cost; the pipeline fills them from settings."""
+
+    max_unpacked_bytes: int = 256 * 1024 * 1024  # what an Office/OpenDocument zip may unpack to
+    max_cells_per_sheet: int = 200_000  # cells read per spreadsheet sheet; the rest is skipped and said
+    max_ocr_pages: int = 60  # pages OCR reads per file: ~5 s each on one core, under the task time limit
+
+
+# Parsers that take long (OCR) say how far they are, e.g. "OCR page 3 of 12", for the job page.
+Progress = Callable[[str], None]
+
+
+def no_progress(_message: str) -> None:
+    """The default when nobody is watching (tests, the command line)."""

@@ -1,5 +1,6 @@
 """PDF: text lines from pdfplumber; headings from font sizes, the title from metadata or the
-biggest line on page one, paragraphs from vertical gaps."""
+biggest line on page one, paragraphs from vertical gaps. Pages without a text layer (scans)
+are rendered and read by OCR (rag.ingest.parsers.ocr) into the same kind of lines."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pdfplumber
+import pypdfium2
 from pdfminer.pdfdocument import PDFEncryptionError
 from pdfminer.psexceptions import PSException
 from pdfplumber.utils.exceptions import PdfminerException
@@ -20,18 +22,23 @@ from rag.ingest.parsers._common import (
     Heading,
     ParsedDocument,
     ParseError,
+    Progress,
     Section,
     build_sections,
+    no_progress,
     optional_str,
     squash,
     table_row_texts,
 )
+from rag.ingest.parsers.ocr import OCR_DPI, merge_rows, ocr_lines
 
 # A line is a heading when its type is this much larger than the body text: enough to
 # skip bold-only emphasis and rounding noise, small enough for modest heading styles.
 _HEADING_RATIO = 1.15
 _HEADING_MAX_CHARS = 100
 _PARAGRAPH_GAP = 0.6  # a vertical gap above this fraction of a line's height ends a paragraph
+_OCR_TALLER = 1.3  # an OCR'd row this much taller than the page's usual row keeps its own size
+_BOX_TO_FONT = 1.2  # an OCR box is about this many times the font size high
 
 # Running headers, footers and page numbers are looked for only among the outermost lines
 # of a page that also sit in its top or bottom margin band, so body text is not at risk.
@@ -50,7 +57,8 @@ class _Line:
     table_row: bool = False  # a row of a ruled table, already rendered with its headers
 
 
-def parse_pdf(stem: str, data: bytes) -> ParsedDocument:
+def parse_pdf(stem: str, data: bytes, *, max_ocr_pages: int = 0, progress: Progress = no_progress) -> ParsedDocument:
+    """max_ocr_pages: how many pages without a text layer OCR reads (0: none)."""
     try:
         with pdfplumber.open(io.BytesIO(data)) as pdf:
             raw_metadata = dict(pdf.metadata)
@@ -59,10 +67,13 @@ def parse_pdf(stem: str, data: bytes) -> ParsedDocument:
     except Exception as error:  # noqa: BLE001 - pdfminer raises anything on broken files
         raise _readable_error(error, data) from error
     page_count = len(pages)
+    notices: list[str] = []
+    ocr_pages = _ocr_empty_pages(data, pages, max_ocr_pages, notices, progress)
     running, outermost = _running_lines(pages, page_heights) if page_count >= 2 else (set(), [])
     lines = [line for page in pages for line in page if id(line) not in running]
     if not lines:  # page numbers alone do not make a text layer either
-        raise ParseError("no extractable text (scanned PDF?)")
+        raise ParseError("no text found by OCR on the scanned pages" if ocr_pages
+                         else "no extractable text (scanned PDF?)")
     metadata = {key: value for key, raw in raw_metadata.items() if (value := _metadata_value(raw)) is not None}
     pdf_dates = {key: metadata[key] for key in ("ModDate", "CreationDate") if metadata.get(key)}
 
@@ -87,22 +98,78 @@ def parse_pdf(stem: str, data: bytes) -> ParsedDocument:
         for page in range(page_count):
             paragraphs = _paragraphs([line for line in body_lines if line.page == page])
             if paragraphs:
-                sections.append(Section((title,), 0, "\n\n".join(paragraphs)))
+                sections.append(Section((title,), 0, "\n\n".join(text for text, _ in paragraphs), page=page + 1))
     else:
         blocks: list[Block] = []
+        # build_sections makes one section for leading text, if any, then one per heading, in
+        # order: the page each starts on is collected alongside.
+        starts: list[int] = []
         run: list[_Line] = []
         for line in body_lines:
             if id(line) in heading_set:
-                blocks.extend(_paragraphs(run))
+                blocks.extend(_blocks_of(run, starts, opens_section=not blocks))
                 run = []
                 blocks.append(Heading(sizes.index(line.size) + 1, line.text))
+                starts.append(line.page + 1)
             else:
                 run.append(line)
-        blocks.extend(_paragraphs(run))
-        sections = build_sections(title, blocks)
+        blocks.extend(_blocks_of(run, starts, opens_section=not blocks))
+        sections = [
+            Section(section.heading_path, section.level, section.text, page=page)
+            for section, page in zip(build_sections(title, blocks), starts, strict=True)
+        ]
+    if ocr_pages:
+        metadata["ocr_pages"] = ocr_pages
     return ParsedDocument(
-        title=title, format="pdf", sections=sections, metadata=metadata, pdf_dates=pdf_dates, page_count=page_count
+        title=title, format="pdf", sections=sections, metadata=metadata, pdf_dates=pdf_dates, page_count=page_count,
+        notices=notices, ocr_pages=ocr_pages,
     )
+
+
+def _blocks_of(run: list[_Line], starts: list[int], *, opens_section: bool) -> list[str]:
+    """Paragraphs of a run of lines; a run before any heading opens a section of its own."""
+    paragraphs = _paragraphs(run)
+    if opens_section and paragraphs:
+        starts.append(paragraphs[0][1] + 1)
+    return [text for text, _ in paragraphs]
+
+
+def _ocr_empty_pages(
+    data: bytes, pages: list[list[_Line]], max_pages: int, notices: list[str], progress: Progress
+) -> list[int]:
+    """OCR the pages without a text layer in place (their lines are added to `pages`); the 1-based pages read."""
+    empty = [number for number, lines in enumerate(pages) if not lines]
+    if not empty or max_pages <= 0:
+        return []
+    if len(empty) > max_pages:
+        notices.append(f"OCR read the first {max_pages} of {len(empty)} scanned pages; the rest was skipped "
+                       f"(bound: OCR_MAX_PAGES)")
+        empty = empty[:max_pages]
+    document = pypdfium2.PdfDocument(data)
+    try:
+        for done, number in enumerate(empty, start=1):
+            progress(f"OCR page {done} of {len(empty)} (page {number + 1} of the PDF)")
+            image = document[number].render(scale=OCR_DPI / 72).to_pil()
+            pages[number] = _ocr_page_lines(number, merge_rows(ocr_lines(image)))
+    finally:
+        document.close()
+    return [number + 1 for number in empty]
+
+
+def _ocr_page_lines(number: int, rows: list) -> list[_Line]:
+    """OCR'd rows as PDF lines in points. Sizes come from box heights, but only a row clearly
+    taller than the page's usual one keeps its own (a title); the rest share the body size, so
+    box jitter cannot make headings."""
+    if not rows:
+        return []
+    scale = 72 / OCR_DPI
+    usual = statistics.median(row.bottom - row.top for row in rows)
+    lines = []
+    for row in rows:
+        height = row.bottom - row.top
+        size = round((height if height > _OCR_TALLER * usual else usual) * scale / _BOX_TO_FONT * 2) / 2
+        lines.append(_Line(number, row.text, size, row.top * scale, row.bottom * scale))
+    return lines
 
 
 # Titles that office tools write on their own ("Microsoft Word - report.docx", "Untitled",
@@ -259,11 +326,12 @@ def _merge_wrapped_headings(lines: list[_Line], body_size: float) -> list[_Line]
     return merged
 
 
-def _paragraphs(lines: list[_Line]) -> list[str]:
-    """Join lines into paragraphs, breaking on page changes and on large vertical gaps,
-    and re-joining words hyphenated across a line break."""
-    paragraphs: list[str] = []
+def _paragraphs(lines: list[_Line]) -> list[tuple[str, int]]:
+    """Join lines into paragraphs, each with its 0-based page, breaking on page changes and on
+    large vertical gaps, and re-joining words hyphenated across a line break."""
+    paragraphs: list[tuple[str, int]] = []
     current = ""
+    page = 0
     previous: _Line | None = None
     for line in lines:
         new_paragraph = (
@@ -275,13 +343,13 @@ def _paragraphs(lines: list[_Line]) -> list[str]:
         )
         if new_paragraph:
             if current:
-                paragraphs.append(current)
-            current = line.text
+                paragraphs.append((current, page))
+            current, page = line.text, line.page
         elif current.endswith("-") and line.text[:1].islower():
             current = current[:-1] + line.text
         else:
             current = f"{current} {line.text}"
         previous = line
     if current:
-        paragraphs.append(current)
+        paragraphs.append((current, page))
     return paragraphs
