@@ -38,15 +38,15 @@ def test_detect_format_by_extension(name: str, expected: str) -> None:
 
 
 def test_detect_format_rejects_other_types_naming_the_extension() -> None:
-    with pytest.raises(UnsupportedFormat, match=r"^unsupported file type \.docx$"):
-        detect_format(Path("report.docx"))
+    with pytest.raises(UnsupportedFormat, match=r"^unsupported file type \.doc$"):
+        detect_format(Path("report.doc"))
     with pytest.raises(UnsupportedFormat, match="no extension"):
         detect_format(Path("Makefile"))
 
 
 def test_parse_document_rejects_unsupported_type_before_reading_bytes() -> None:
-    with pytest.raises(UnsupportedFormat, match=r"\.png"):
-        parse_document(Path("diagram.png"), b"\x89PNG\r\n")
+    with pytest.raises(UnsupportedFormat, match=r"\.gif"):
+        parse_document(Path("diagram.gif"), b"GIF89a")
 
 
 # --- Markdown -------------------------------------------------------------------------------

@@ -293,7 +293,8 @@ def test_corrupt_pdf_gives_a_readable_reason(pdf_files: dict[str, Path], name: s
 
 
 def test_scanned_pdf_without_text(pdf_files: dict[str, Path]) -> None:
-    with pytest.raises(ParseError, match=r"^no extractable text \(scanned PDF\?\)$"):
+    # The page has no text layer, so OCR reads it, and finds nothing on a page with no writing.
+    with pytest.raises(ParseError, match=r"^no text found by OCR on the scanned pages$"):
         parse_pdf(pdf_files, "scanned")
 
 

@@ -177,7 +177,8 @@ def test_bad_files_fail_alone_with_reasons_and_lose_nothing(workspace, tmp_path,
     (folder / "huge.txt").write_text("word " * 10_000)
     (folder / "latin1.txt").write_bytes("Caf\xe9 menu\n\nThe caf\xe9 serves cr\xe8me br\xfbl\xe9e every day.\n".encode("cp1252"))
     (folder / "baddate.md").write_text("---\ntitle: Odd\ndate: not a date at all\n---\n# Odd\n\nThe timeout is 30 seconds.\n")
-    (folder / "image.png").write_bytes(b"\x89PNG\r\n")
+    (folder / "image.gif").write_bytes(b"GIF89a")
+    (folder / "broken.png").write_bytes(b"\x89PNG\r\n")
     # A good document whose new version is corrupt keeps its indexed version.
     (folder / "deploy-guide.md").write_bytes(b"\x00\x01\x02 binary now")
 
@@ -190,7 +191,8 @@ def test_bad_files_fail_alone_with_reasons_and_lose_nothing(workspace, tmp_path,
     assert status["huge.txt"][0] == "failed" and "limit" in status["huge.txt"][1]
     assert status["latin1.txt"][0] == "indexed"
     assert status["baddate.md"][0] == "indexed"
-    assert status["image.png"][0] == "skipped" and ".png" in status["image.png"][1]
+    assert status["image.gif"][0] == "skipped" and ".gif" in status["image.gif"][1]
+    assert status["broken.png"][0] == "failed" and "not a readable image" in status["broken.png"][1]
     assert status["deploy-guide.md"][0] == "failed"
     assert status["reference.adoc"][0] == "unchanged"
 

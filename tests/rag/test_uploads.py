@@ -112,7 +112,7 @@ def test_a_zip_keeps_member_paths_and_mtimes(logged_in_client, workspace):
     stamped.extra = unix_time
     undated = zipfile.ZipInfo("guide/undated.txt", date_time=(1980, 1, 1, 0, 0, 0))
     archive = _zip((dated, NOTES), (stamped, OTHER), (undated, b"Undated\n\nText.\n"), ("guide/", b""),
-                   ("__MACOSX/guide/._intro.txt", b"fork"), ("guide/.DS_Store", b"x"), ("guide/logo.png", b"png"))
+                   ("__MACOSX/guide/._intro.txt", b"fork"), ("guide/.DS_Store", b"x"), ("guide/logo.gif", b"gif"))
     items = _run(_upload(logged_in_client, files=[archive]))
     assert sorted(items) == ["uploads/bundle/guide/intro.txt", "uploads/bundle/guide/more.txt",
                              "uploads/bundle/guide/undated.txt"]

@@ -48,7 +48,7 @@ def ocr_engine() -> Any:
     models = Path(rapidocr.__file__).parent / "models"
     if not any(models.glob("*det*.onnx")) or not any(models.glob("*rec*.onnx")):
         raise ParseError("OCR is not available: the rapidocr package has no models inside it (reinstall it)")
-    return RapidOCR(params={"Global.log_level": "warning", "Global.use_cls": False})
+    return RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False})
 
 
 def ocr_lines(image: Image.Image) -> list[OcrLine]:
