@@ -1,0 +1,135 @@
+"""Word, PowerPoint, Excel and OpenDocument files written by their own libraries, read back."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msoffcrypto
+import pytest
+
+from rag.ingest.dates import resolve_doc_date
+from rag.ingest.parsers import ParseError, ParseLimits, parse_document
+from rag.lineage.labels import extract_version_label
+from tests.rag.format_files import write_docx, write_odt, write_pptx, write_xlsx
+from tests.rag.parser_support import paths, section
+
+
+def _label(name: str, parsed):
+    return extract_version_label(path=name, title=parsed.title, metadata=parsed.metadata, doc_format=parsed.format)
+
+
+def test_docx_headings_lists_tables_and_properties() -> None:
+    parsed = parse_document(Path("guide.docx"), write_docx())
+    assert parsed.title == "Deployment Guide" and parsed.format == "docx"
+    assert paths(parsed) == [("Deployment Guide", "Install"), ("Deployment Guide", "Install", "Limits"),
+                             ("Deployment Guide", "Rollback")]  # the last by outline level alone
+    install = section(parsed, "Install")
+    assert "- Check the free disk space\n- Open port 8443 on the firewall" in install
+    # Rows read with the header row, like the other readers' tables.
+    assert section(parsed, "Limits") == ("Rate limit: 2.0: 600 per minute; 2.1: 1000 per minute.\n\n"
+                                         "Token TTL: 2.0: 12h; 2.1: 24h.")
+    assert parsed.metadata["revision"] == "17" and parsed.doc_type == "guide"
+    date = resolve_doc_date(parsed, 0.0)
+    assert (date.value, date.source) == (datetime(2025, 3, 14, 9, 30, tzinfo=UTC), "office_modified")
+
+
+def test_docx_version_from_custom_property_or_title_never_the_revision() -> None:
+    with_property = parse_document(Path("guide.docx"), write_docx(version="2.1", revision=40))
+    label = _label("guide.docx", with_property)
+    assert (label.label, label.source) == ("2.1", "office_property")
+    titled = parse_document(Path("guide.docx"), write_docx(title="Deployment Guide 3.0", revision=40))
+    assert (_label("guide.docx", titled).label, _label("guide.docx", titled).source) == ("3.0", "title")
+    neither = parse_document(Path("guide.docx"), write_docx(revision=40))
+    assert _label("guide.docx", neither) is None  # revision 40 is an edit counter, not release 40
+
+
+def test_docx_without_title_property_uses_the_title_style() -> None:
+    parsed = parse_document(Path("notes.docx"), write_docx(title=None, title_style=True))
+    assert parsed.title == "Styled Title"
+    assert paths(parsed)[0] == ("Styled Title", "Install")
+
+
+def test_pptx_one_section_per_slide_in_reading_order_with_notes_and_tables() -> None:
+    parsed = parse_document(Path("deck.pptx"), write_pptx())
+    assert parsed.title == "Release 3.0 Overview" and parsed.page_count == 2
+    assert paths(parsed) == [("Release 3.0 Overview", "What changes in 3.0"), ("Release 3.0 Overview", "New limits")]
+    assert [s.page for s in parsed.sections] == [1, 2]
+    opening = section(parsed, "What changes in 3.0")
+    assert "The API base path moves to /api/v3" in opening
+    assert "Speaker notes: Remind operators to update their clients." in opening
+    limits = section(parsed, "New limits")
+    assert limits.index("Left column") < limits.index("Right column")  # left to right, not insertion order
+    assert "Rate limit: 3.0: 2000 per minute." in limits
+    assert _label("deck.pptx", parsed).label == "3.0"
+    assert resolve_doc_date(parsed, 0.0).source == "office_modified"
+
+
+def test_xlsx_rows_read_with_the_header_row_one_section_per_sheet() -> None:
+    parsed = parse_document(Path("limits.xlsx"), write_xlsx(sheets=("Limits", "Ports")))
+    assert parsed.title == "Gateway limits"
+    assert paths(parsed) == [("Gateway limits", "Limits"), ("Gateway limits", "Ports")]
+    assert section(parsed, "Limits").startswith("Rate limit: Value: 1000; Since: 2025-02-01.")
+    assert not parsed.notices
+
+
+def test_xlsx_cells_past_the_bound_are_skipped_and_said() -> None:
+    parsed = parse_document(Path("big.xlsx"), write_xlsx(rows=5_000), limits=ParseLimits(max_cells_per_sheet=300))
+    rows = section(parsed, "Limits").split("\n\n")
+    assert 100 <= len(rows) < 150 and rows[-1].startswith("Key ")  # rows of 2-3 cells, up to 300 cells
+    assert len(parsed.notices) == 1 and f"({len(rows) + 1} rows with text)" in parsed.notices[0]
+    assert "sheet 'Limits': read the first 300" in parsed.notices[0] and "skipped" in parsed.notices[0]
+
+
+def test_odt_headings_lists_tables_and_meta() -> None:
+    parsed = parse_document(Path("handbook.odt"), write_odt())
+    assert parsed.title == "Operations Handbook"
+    assert paths(parsed) == [("Operations Handbook", "Backups"), ("Operations Handbook", "Backups", "Retention")]
+    assert "- Check the backup log\n- Test a restore monthly" in section(parsed, "Backups")
+    assert section(parsed, "Retention") == "Snapshots: Kept: 30 days."
+    date = resolve_doc_date(parsed, 0.0)
+    assert (date.value, date.source) == (datetime(2025, 4, 1, 10, 0, tzinfo=UTC), "odf_modified")
+    assert (_label("handbook.odt", parsed).label, _label("handbook.odt", parsed).source) == ("4.2", "office_property")
+    unversioned = parse_document(Path("handbook.odt"), write_odt(version=None))
+    assert _label("handbook.odt", unversioned) is None  # 31 editing cycles are not version 31
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["report.docx", "deck.pptx", "sheet.xlsx", "text.odt"])
+def test_a_damaged_office_file_fails_with_a_reason(name: str) -> None:
+    good = {"docx": write_docx, "pptx": write_pptx, "xlsx": write_xlsx, "odt": write_odt}[name.rsplit(".", 1)[1]]()
+    with pytest.raises(ParseError, match=r"^not a readable \.\w+: "):
+        parse_document(Path(name), good[: len(good) // 2])  # cut short, as by a failed download
+    with pytest.raises(ParseError, match=r"^not a readable"):
+        parse_document(Path(name), b"PK\x03\x04" + b"\x00" * 200)
+
+
+def test_a_password_protected_docx_says_so() -> None:
+    encrypted = io.BytesIO()
+    msoffcrypto.OfficeFile(io.BytesIO(write_docx())).encrypt("secret", encrypted)
+    with pytest.raises(ParseError, match=r"^password-protected \.docx"):
+        parse_document(Path("locked.docx"), encrypted.getvalue())
+
+
+def test_a_zip_bomb_inside_a_docx_is_refused_before_it_is_unpacked() -> None:
+    bomb = io.BytesIO()
+    source = zipfile.ZipFile(io.BytesIO(write_docx()))
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as out:
+        for member in source.infolist():
+            out.writestr(member, source.read(member.filename), zipfile.ZIP_DEFLATED)
+        with out.open("word/media/padding.bin", "w") as padding:  # 1 GB of zeros: ~1 MB packed
+            block = b"\x00" * (1024 * 1024)
+            for _ in range(1024):
+                padding.write(block)
+    assert len(bomb.getvalue()) < 5 * 1024 * 1024
+    with pytest.raises(ParseError, match=r"^refused \.docx: word/media/padding.bin would unpack to 1024 MB .*zip bomb"):
+        parse_document(Path("bomb.docx"), bomb.getvalue())
+
+
+def test_an_office_file_over_the_unpacked_limit_is_refused() -> None:
+    with pytest.raises(ParseError, match=r"^refused \.pptx: it would unpack to \d+ MB, over the 0 MB limit"):
+        parse_document(Path("deck.pptx"), write_pptx(), limits=ParseLimits(max_unpacked_bytes=1000))
