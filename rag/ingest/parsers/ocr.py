@@ -61,8 +61,13 @@ def ocr_lines(image: Image.Image) -> list[OcrLine]:
     for box, text, score in zip(boxes, result.txts, result.scores, strict=True):
         text = squash(text)
         if text and score >= _MIN_SCORE:
-            ys, xs = [point[1] for point in box], [point[0] for point in box]
-            lines.append(OcrLine(text, float(min(ys)), float(max(ys)), float(min(xs)), float(score)))
+            # The box is a quadrilateral that leans with the page; its left edge is the text's height
+            # whatever the skew, where the spread of its corners would grow with the line's length.
+            (left_x, left_y), _, _, (bottom_x, bottom_y) = box
+            height = float(np.hypot(bottom_x - left_x, bottom_y - left_y))
+            middle = float(sum(point[1] for point in box)) / 4
+            lines.append(OcrLine(text, middle - height / 2, middle + height / 2, float(min(p[0] for p in box)),
+                                 float(score)))
     return _reading_order(lines)
 
 

@@ -37,7 +37,8 @@ from rag.ingest.parsers.ocr import OCR_DPI, merge_rows, ocr_lines
 _HEADING_RATIO = 1.15
 _HEADING_MAX_CHARS = 100
 _PARAGRAPH_GAP = 0.6  # a vertical gap above this fraction of a line's height ends a paragraph
-_OCR_TALLER = 1.3  # an OCR'd row this much taller than the page's usual row keeps its own size
+_OCR_TALLER = 1.3  # an OCR'd row this much taller than the page's body rows is a heading
+_OCR_HEADING = 1.5  # the size given to OCR'd headings, as a multiple of the body size
 _BOX_TO_FONT = 1.2  # an OCR box is about this many times the font size high
 
 # Running headers, footers and page numbers are looked for only among the outermost lines
@@ -146,30 +147,34 @@ def _ocr_empty_pages(
                        f"(bound: OCR_MAX_PAGES)")
         empty = empty[:max_pages]
     document = pypdfium2.PdfDocument(data)
+    read: dict[int, list] = {}
     try:
         for done, number in enumerate(empty, start=1):
             progress(f"OCR page {done} of {len(empty)} (page {number + 1} of the PDF)")
             image = document[number].render(scale=OCR_DPI / 72).to_pil()
-            pages[number] = _ocr_page_lines(number, merge_rows(ocr_lines(image)))
+            read[number] = merge_rows(ocr_lines(image))
     finally:
         document.close()
+    all_rows = [row for rows in read.values() for row in rows]
+    if all_rows:
+        usual = _weighted_median([(row.bottom - row.top, len(row.text)) for row in all_rows])
+        for number, rows in read.items():
+            pages[number] = _ocr_page_lines(number, rows, usual)
     return [number + 1 for number in empty]
 
 
-def _ocr_page_lines(number: int, rows: list) -> list[_Line]:
-    """OCR'd rows as PDF lines in points. Sizes come from box heights, but only a row clearly
-    taller than the page's usual one keeps its own (a title); the rest share the body size, so
-    box jitter cannot make headings."""
-    if not rows:
-        return []
+def _ocr_page_lines(number: int, rows: list, usual: float) -> list[_Line]:
+    """OCR'd rows as PDF lines in points, in two sizes: body, and heading for a row clearly taller
+    than `usual`, the body rows' height over every scanned page (weighted by length, so a short
+    title does not count as body). Box heights wobble with descenders and skew, so finer levels
+    would be noise, and one heading size lets the title on page one win over later headings."""
     scale = 72 / OCR_DPI
-    usual = statistics.median(row.bottom - row.top for row in rows)
-    lines = []
-    for row in rows:
-        height = row.bottom - row.top
-        size = round((height if height > _OCR_TALLER * usual else usual) * scale / _BOX_TO_FONT * 2) / 2
-        lines.append(_Line(number, row.text, size, row.top * scale, row.bottom * scale))
-    return lines
+    body = round(usual * scale / _BOX_TO_FONT * 2) / 2
+    return [
+        _Line(number, row.text, body * _OCR_HEADING if row.bottom - row.top > _OCR_TALLER * usual else body,
+              row.top * scale, row.bottom * scale)
+        for row in rows
+    ]
 
 
 # Titles that office tools write on their own ("Microsoft Word - report.docx", "Untitled",
