@@ -60,10 +60,15 @@ def document_list(
 def document_get(*, user, pk: int) -> Document:
     """A document of one of the user's workspaces, else 404."""
     try:
-        return (Document.objects.select_related("workspace", "family", "version_set_by", "date_set_by")
+        return (Document.objects.select_related("workspace", "family", "version_set_by", "date_set_by", "parent")
                 .get(pk=pk, workspace__members=user))
     except Document.DoesNotExist:
         raise Http404("No such document") from None
+
+
+def document_attachments(*, document: Document) -> list[Document]:
+    """The documents indexed from a message's attachments, in its workspace (already scoped by document_get)."""
+    return list(Document.objects.filter(parent_id=document.pk, workspace_id=document.workspace_id).order_by("path"))
 
 
 def job_get(*, user, pk: int) -> IndexingJob:

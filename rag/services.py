@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from rag.ingest.parsers import UnsupportedFormat, detect_format
 from rag.jobs import job_finish_if_done
-from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
+from rag.models import Chunk, Document, IndexingJob, IndexingJobItem, Workspace
 from rag.progress import job_rates
 
 logger = logging.getLogger(__name__)
@@ -487,3 +487,26 @@ def documents_reindex(*, documents, created_by=None) -> IndexingJob | None:
         ids = [item.pk for item in items]
         transaction.on_commit(lambda: _enqueue_items(ids))
     return job
+
+
+def documents_remove(*, documents) -> int:
+    """Delete documents (and the attachments indexed from them): out of their records and
+    families first, so nothing points at a gap; returns how many went."""
+    from rag.dedup.merge import chunks_detach
+    from rag.lineage.families import documents_leave_families, family_refresh
+
+    ids = list(documents.values_list("pk", flat=True))
+    ids += list(Document.objects.filter(parent_id__in=ids).values_list("pk", flat=True))
+    with transaction.atomic():
+        family_ids = documents_leave_families(document_ids=ids)
+        chunks_detach(chunk_ids=list(Chunk.objects.filter(document_id__in=ids).values_list("pk", flat=True)))
+        Document.objects.filter(pk__in=ids).delete()
+        for family_id in sorted(family_ids):
+            family_refresh(family_id=family_id)
+    return len(ids)
+
+
+def document_retry_job(*, document: Document, created_by=None) -> IndexingJob | None:
+    """Index a document again from its page; an attachment goes again with its message, which holds its bytes."""
+    target = document.parent if document.parent_id and document.parent.workspace_id == document.workspace_id else document
+    return documents_reindex(documents=Document.objects.filter(pk=target.pk), created_by=created_by)

@@ -16,8 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from rag.forms import DocumentFilterForm, UploadForm
 from rag.middleware import SESSION_KEY
-from rag.models import DocType
+from rag.models import DocType, Document
 from rag.selectors import (
+    document_attachments,
     document_compare_base,
     document_comparison,
     document_family,
@@ -28,7 +29,7 @@ from rag.selectors import (
     workspace_get,
 )
 from rag.sentences import sentence_spans
-from rag.services import job_progress, upload_job_create
+from rag.services import document_retry_job, documents_remove, job_progress, upload_job_create
 from rag.tokens import api_token_create, api_token_list, api_token_revoke
 
 
@@ -92,8 +93,32 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return HttpResponseBadRequest("chunk must be a chunk id and s a comma-separated list of chunk_id.sentence ids")
     for chunk in chunks:
         chunk.segments = _cited_segments(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else None
-    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document)}
+    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document),
+               "attachments": document_attachments(document=document)}
     return render(request, "rag/document_detail.html", context)
+
+
+@require_POST
+def document_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    """Index a failed document again; an attachment is indexed again with its message, which holds its bytes."""
+    document = document_get(user=request.user, pk=pk)
+    job = document_retry_job(document=document, created_by=request.user)
+    if job is None:
+        messages.error(request, "Nothing to index again.")
+        return redirect("document-detail", pk=pk)
+    messages.info(request, f"Indexing {document.shown_path} again.")
+    return redirect("job-detail", pk=job.pk)
+
+
+@require_http_methods(["GET", "POST"])
+def document_remove(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET asks for confirmation (works without JavaScript); POST removes the document for good."""
+    document = document_get(user=request.user, pk=pk)
+    if request.method == "GET":
+        return render(request, "rag/document_remove.html", {"document": document})
+    removed = documents_remove(documents=Document.objects.filter(pk=document.pk))
+    messages.success(request, f"Removed {document.shown_path}" + (f" and {removed - 1} attachment(s)." if removed > 1 else "."))
+    return redirect("documents")
 
 
 @require_GET

@@ -231,3 +231,30 @@ def random_lines(count: int, *, seed: int) -> list[str]:
     chooser = random.Random(seed)
     return [" ".join(chooser.choice(words) if chooser.random() > 0.15 else str(chooser.randint(2, 2048))
                      for _ in range(chooser.randint(6, 9))).capitalize() + "." for _ in range(count)]
+
+
+def write_huge_xlsx(path, *, target_bytes: int) -> int:
+    """A spreadsheet of about target_bytes on disk, its sheet streamed row by row (never held in
+    memory) and stored uncompressed, as a tool exporting a big table writes it. Returns the rows."""
+    template = zipfile.ZipFile(io.BytesIO(write_xlsx()))
+    rows = 0
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as out:
+        for member in template.infolist():
+            if member.filename != "xl/worksheets/sheet1.xml":
+                out.writestr(member.filename, template.read(member.filename))
+        with out.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as sheet:
+            sheet.write(b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/'
+                        b'spreadsheetml/2006/main"><sheetData>')
+            written = 0
+            while written < target_bytes:
+                batch = b"".join(
+                    b'<row r="%d"><c r="A%d" t="inlineStr"><is><t>Customer %d</t></is></c><c r="B%d"><v>%d</v></c>'
+                    b'<c r="C%d" t="inlineStr"><is><t>region-%d</t></is></c></row>'
+                    % (row, row, row, row, row * 7, row, row % 13)
+                    for row in range(rows + 1, rows + 10_001)
+                )
+                sheet.write(batch)
+                written += len(batch)
+                rows += 10_000
+            sheet.write(b"</sheetData></worksheet>")
+    return rows
