@@ -7,13 +7,11 @@ not on a hand-made imitation. Page images use Pillow's built-in font, so no syst
 from __future__ import annotations
 
 import io
-import random
 import zipfile
 from datetime import datetime
 from email.message import EmailMessage
 
 import docx
-import numpy as np
 import openpyxl
 import pptx
 from docx.oxml import OxmlElement
@@ -22,7 +20,6 @@ from odf import dc, meta
 from odf.opendocument import OpenDocumentText
 from odf.table import Table, TableCell, TableRow
 from odf.text import H, List, ListItem, P
-from PIL import Image, ImageDraw, ImageFilter, ImageFont
 from pptx.util import Inches
 
 LIMITS = [["Setting", "2.0", "2.1"], ["Rate limit", "600 per minute", "1000 per minute"], ["Token TTL", "12h", "24h"]]
@@ -172,65 +169,6 @@ def write_eml(*, html: bool = True, attachments: dict[str, bytes] | None = None,
     for name, data in (attachments or {}).items():
         message.add_attachment(data, maintype="application", subtype="octet-stream", filename=name)
     return bytes(message)
-
-
-# --- scans ---------------------------------------------------------------------------------------
-
-PAGE_TEXT = [
-    "Gateway maintenance notice",
-    "",
-    "The backup window moves to 03:00 UTC on 1 April 2025.",
-    "Snapshots are kept for 45 days instead of 30 days.",
-    "Operators must rotate the admin token every 90 days.",
-    "",
-    "Questions go to the operations team at ops@example.com.",
-]
-
-
-def scanned_page(lines: list[str], *, dpi: int = 200, skew: float = 0.0, blur: float = 0.0, noise: float = 0.0,
-                 seed: int = 0) -> Image.Image:
-    """An A4 page of 11 pt text as a scanner would deliver it: skewed, blurred, speckled."""
-    width, height = int(8.27 * dpi), int(11.69 * dpi)
-    page = Image.new("L", (width, height), 255)
-    draw = ImageDraw.Draw(page)
-    body = ImageFont.load_default(size=round(11 / 72 * dpi))
-    title = ImageFont.load_default(size=round(18 / 72 * dpi))
-    top = dpi
-    for index, line in enumerate(lines):
-        if line:
-            draw.text((dpi, top), line, fill=0, font=title if index == 0 else body)
-        top += round((26 if index == 0 else 17) / 72 * dpi)
-    if skew:
-        page = page.rotate(skew, resample=Image.BICUBIC, fillcolor=255)
-    if blur:
-        page = page.filter(ImageFilter.GaussianBlur(blur))
-    if noise:
-        pixels = np.asarray(page, dtype=np.float32) + np.random.default_rng(seed).normal(0, noise, (height, width))
-        page = Image.fromarray(pixels.clip(0, 255).astype(np.uint8))
-    return page
-
-
-def image_bytes(page: Image.Image, image_format: str = "PNG", **options) -> bytes:
-    buffer = io.BytesIO()
-    page.save(buffer, image_format, **options)
-    return buffer.getvalue()
-
-
-def scanned_pdf(pages: list[Image.Image], *, dpi: int = 200, jpeg_quality: int = 70) -> bytes:
-    """An image-only PDF, each page a JPEG as scanners write them."""
-    jpegs = [Image.open(io.BytesIO(image_bytes(page, "JPEG", quality=jpeg_quality))) for page in pages]
-    buffer = io.BytesIO()
-    jpegs[0].save(buffer, "PDF", resolution=dpi, save_all=True, append_images=jpegs[1:])
-    return buffer.getvalue()
-
-
-def random_lines(count: int, *, seed: int) -> list[str]:
-    """Lines of plain English-like words and numbers, for character accuracy on text nobody tuned for."""
-    words = ("gateway release token backup window operator snapshot network limit request minute policy "
-             "cluster storage upgrade rollback certificate region replica config health metric alert").split()
-    chooser = random.Random(seed)
-    return [" ".join(chooser.choice(words) if chooser.random() > 0.15 else str(chooser.randint(2, 2048))
-                     for _ in range(chooser.randint(6, 9))).capitalize() + "." for _ in range(count)]
 
 
 def write_huge_xlsx(path, *, target_bytes: int) -> int:

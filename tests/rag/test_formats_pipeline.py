@@ -12,17 +12,8 @@ from rag import embeddings
 from rag.models import Chunk, Document, IndexingJob
 from rag.services import indexing_job_create, job_item_run
 from tests.factories import UserFactory, WorkspaceFactory
-from tests.rag.format_files import (
-    PAGE_TEXT,
-    image_bytes,
-    scanned_page,
-    write_docx,
-    write_eml,
-    write_huge_xlsx,
-    write_odt,
-    write_pptx,
-    write_xlsx,
-)
+from tests.scans import PAGE_TEXT, image_bytes, scanned_page
+from tests.rag.format_files import write_docx, write_eml, write_huge_xlsx, write_odt, write_pptx, write_xlsx
 
 pytestmark = pytest.mark.django_db
 

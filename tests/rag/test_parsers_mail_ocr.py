@@ -11,14 +11,8 @@ import pytest
 
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.parsers import ParseError, ParseLimits, parse_document
-from tests.rag.format_files import (
-    PAGE_TEXT,
-    image_bytes,
-    scanned_page,
-    scanned_pdf,
-    write_docx,
-    write_eml,
-)
+from tests.scans import PAGE_TEXT, image_bytes, scanned_page, scanned_pdf
+from tests.rag.format_files import write_docx, write_eml
 from tests.rag.parser_support import paths
 
 
