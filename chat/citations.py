@@ -36,6 +36,7 @@ def citation_for(result: Any, *, n: int, position: int, relevance: float, senten
         "doc_date": _iso(result.doc_date),
         "doc_type": result.doc_type,
         "heading_path": result.heading_path,
+        "page": getattr(result, "page", None),
         "relevance": round(max(0.0, min(1.0, relevance)), 3),
         "position": position,
         "sentence_ids": sentence_ids,

@@ -29,6 +29,7 @@ class SearchResult:
     score: float
     similarity: float | None = None  # cosine similarity to the query (None in lexical mode)
     chunk_index: int = 0
+    page: int | None = None  # the page or slide the chunk starts on, where its format has pages
     source_type: str = ""
     canonical_record_id: int | None = None
     variant_count: int = 0
@@ -55,6 +56,7 @@ class SearchResult:
             "doc_date": _iso(self.doc_date),
             "doc_type": self.doc_type,
             "heading_path": self.heading_path,
+            "page": self.page,
             "score": round(self.score, 6),
             "similarity": round(self.similarity, 6) if self.similarity is not None else None,
             "canonical_record_id": self.canonical_record_id,

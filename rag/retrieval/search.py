@@ -378,6 +378,7 @@ def _result(candidate: _Candidate) -> SearchResult:
         score=candidate.score,
         similarity=row["similarity"],
         chunk_index=row["chunk_index"],
+        page=row.get("page"),
         source_type=row["source_type"],
         canonical_record_id=record_id,
         is_variant=record_id is not None and row.get("record_canonical_chunk_id") != candidate.chunk_id,

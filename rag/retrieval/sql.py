@@ -135,7 +135,7 @@ def semantic_candidates(
 _HYDRATE_COLUMNS = (
     "chunk_id", "document_id", "text", "heading_path", "chunk_index", "total_chunks", "path", "title", "doc_date",
     "doc_type", "source_type", "archived", "family_id", "version_label", "is_latest_version", "lineage",
-    "superseded_by", "superseded_by_label", "similarity", "record_id", "record_canonical_chunk_id", "conflicts",
+    "superseded_by", "superseded_by_label", "similarity", "record_id", "record_canonical_chunk_id", "conflicts", "page",
 )
 
 
@@ -207,7 +207,7 @@ def hydrate(
         WITH wanted AS MATERIALIZED ({wanted})
         SELECT c.id, c.document_id, c.text, c.heading_path, c.chunk_index, c.total_chunks, d.path, d.title,
                d.doc_date, d.doc_type, d.source_type, d.archived, d.family_id, d.version_label, d.is_latest_version,
-               c.lineage, c.superseded_by_id, newer_document.version_label, {similarity} {record_select}, w.candidate
+               c.lineage, c.superseded_by_id, newer_document.version_label, {similarity} {record_select}, c.page, w.candidate
         FROM wanted w JOIN {CHUNK} c ON c.id = w.id JOIN {DOCUMENT} d ON d.id = c.document_id
         LEFT JOIN {CHUNK} newer ON newer.id = c.superseded_by_id
         LEFT JOIN {DOCUMENT} newer_document ON newer_document.id = newer.document_id {record_join}
