@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Convert the real (Sphinx) corpus to Word, PowerPoint and e-mail, to compare retrieval across formats.
+
+    python demo/real/convert_formats.py --corpus var/real-corpus --out var/real-formats [--formats docx pptx eml]
+
+Each reStructuredText file is read by Docent's own parser (so headings, tables and code come
+out as Docent reads them) and written again with the format's own library: .docx (a heading
+per section, a paragraph per paragraph, core properties title and modified = the file's
+mtime), .pptx (a slide per section, long sections over several slides, modified = mtime),
+.eml (the HTML body with the section headings; Date = mtime). OUT/<format>/ then holds
+corpus/, files.json and ground_truth.json with the file names changed, for
+
+    manage.py eval_demo --corpus OUT/docx/corpus --ground-truth OUT/docx/ground_truth.json \\
+        --releases OUT/docx/files.json --workspace real-docx
+
+Pages: the corpus's characters / 3,000 (an A4 page of prose), printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import io
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+
+import docx
+import pptx
+from pptx.util import Pt
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from rag.ingest.parsers import ParsedDocument, ParseError, parse_document  # noqa: E402
+
+PAGE_CHARACTERS = 3000
+SLIDE_CHARACTERS = 1500  # more text than this goes on the next slide of the same title
+
+
+def _saved(document) -> bytes:
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def to_docx(parsed: ParsedDocument, moment: datetime) -> bytes:
+    document = docx.Document()
+    document.core_properties.title = parsed.title
+    document.core_properties.modified = moment
+    document.core_properties.created = moment
+    for section in parsed.sections:
+        if section.level:
+            document.add_heading(section.heading_path[-1], level=min(section.level, 9))
+        for paragraph in section.text.split("\n\n"):
+            if paragraph.strip():
+                document.add_paragraph(paragraph)
+    return _saved(document)
+
+
+def to_pptx(parsed: ParsedDocument, moment: datetime) -> bytes:
+    deck = pptx.Presentation()
+    deck.core_properties.title = parsed.title
+    deck.core_properties.modified = moment.replace(tzinfo=None)
+    title_slide = deck.slides.add_slide(deck.slide_layouts[0])
+    title_slide.shapes.title.text = parsed.title
+    for section in parsed.sections:
+        if not section.text.strip():
+            continue
+        heading = section.heading_path[-1] if section.level else parsed.title
+        pages: list[list[str]] = [[]]
+        for paragraph in section.text.split("\n\n"):
+            if sum(map(len, pages[-1])) + len(paragraph) > SLIDE_CHARACTERS and pages[-1]:
+                pages.append([])
+            pages[-1].append(paragraph)
+        for paragraphs in pages:
+            slide = deck.slides.add_slide(deck.slide_layouts[5])
+            slide.shapes.title.text = heading
+            box = slide.shapes.add_textbox(pptx.util.Inches(0.5), pptx.util.Inches(1.5), pptx.util.Inches(9),
+                                           pptx.util.Inches(5))
+            frame = box.text_frame
+            frame.word_wrap = True
+            frame.text = paragraphs[0]
+            for paragraph in paragraphs[1:]:
+                frame.add_paragraph().text = paragraph
+            for paragraph in frame.paragraphs:
+                for run in paragraph.runs:
+                    run.font.size = Pt(10)
+    return _saved(deck)
+
+
+def to_eml(parsed: ParsedDocument, moment: datetime) -> bytes:
+    message = EmailMessage()
+    message["Subject"] = parsed.title
+    message["From"] = "Sphinx maintainers <docs@sphinx.example>"
+    message["To"] = "sphinx-users@sphinx.example"
+    message["Date"] = format_datetime(moment)
+    body = [f"<h1>{html.escape(parsed.title)}</h1>"]
+    plain = [parsed.title]
+    for section in parsed.sections:
+        if section.level:
+            level = min(section.level + 1, 6)
+            body.append(f"<h{level}>{html.escape(section.heading_path[-1])}</h{level}>")
+            plain.append(section.heading_path[-1])
+        for paragraph in section.text.split("\n\n"):
+            if paragraph.startswith("```"):
+                body.append(f"<pre>{html.escape(paragraph.strip('`').strip())}</pre>")
+            elif paragraph.strip():
+                body.append(f"<p>{html.escape(paragraph)}</p>")
+            plain.append(paragraph)
+    message.set_content("\n\n".join(plain))
+    message.add_alternative(f"<html><body>{''.join(body)}</body></html>", subtype="html")
+    return bytes(message)
+
+
+WRITERS = {"docx": to_docx, "pptx": to_pptx, "eml": to_eml}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "var" / "real-corpus")
+    parser.add_argument("--out", type=Path, default=ROOT / "var" / "real-formats")
+    parser.add_argument("--formats", nargs="+", default=list(WRITERS), choices=list(WRITERS))
+    args = parser.parse_args()
+    files = json.loads((args.corpus / "files.json").read_text())
+    questions = json.loads((args.corpus / "ground_truth.json").read_text())
+    characters = 0
+    renamed: dict[str, dict[str, str]] = {name: {} for name in args.formats}
+    for name, entry in sorted(files.items()):
+        source = args.corpus / "corpus" / name
+        try:
+            parsed = parse_document(source, source.read_bytes())
+        except ParseError as error:
+            print(f"skipped {name}: {error}", file=sys.stderr)
+            continue
+        characters += len(parsed.text)
+        moment = datetime.fromtimestamp(entry["mtime"], tz=UTC)
+        for doc_format in args.formats:
+            new_name = f"{Path(name).stem}.{doc_format}"
+            target = args.out / doc_format / "corpus" / new_name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(WRITERS[doc_format](parsed, moment))
+            os.utime(target, (entry["mtime"], entry["mtime"]))
+            renamed[doc_format][name] = new_name
+    for doc_format, names in renamed.items():
+        folder = args.out / doc_format
+        (folder / "files.json").write_text(json.dumps({names[n]: e for n, e in files.items() if n in names}, indent=1))
+        (folder / "ground_truth.json").write_text(json.dumps(_renamed(questions, names), indent=1))
+    print(f"{len(files)} files, {characters:,} characters = {characters / PAGE_CHARACTERS:.0f} pages of "
+          f"{PAGE_CHARACTERS} characters, written as {', '.join(args.formats)} under {args.out}")
+    return 0
+
+
+def _renamed(value, names: dict[str, str]):
+    """The ground truth with every corpus file name replaced by its converted name."""
+    if isinstance(value, dict):
+        return {key: _renamed(item, names) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_renamed(item, names) for item in value]
+    return names.get(value, value) if isinstance(value, str) else value
+
+
+if __name__ == "__main__":
+    sys.exit(main())
