@@ -29,7 +29,6 @@ import json
 import os
 import shutil
 import sys
-import zipfile
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
@@ -41,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from rag.ingest.parsers import parse_document  # noqa: E402
+from tests.rag.format_files import with_custom_property  # noqa: E402
 from tests.scans import scanned_page  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -67,24 +67,6 @@ def _saved(document) -> bytes:
     return buffer.getvalue()
 
 
-def _custom_version(data: bytes, version: str) -> bytes:
-    """docProps/custom.xml with a "version" property, as Word writes one (python-docx has no API for it)."""
-    custom = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Properties xmlns="http://schemas.openxmlformats'
-              '.org/officeDocument/2006/custom-properties" xmlns:vt="http://schemas.openxmlformats.org/officeDocument'
-              '/2006/docPropsVTypes"><property fmtid="{D5CDD505-2E9C-101B-9397-08002B2CF9AE}" pid="2" name="version">'
-              f"<vt:lpwstr>{version}</vt:lpwstr></property></Properties>")
-    source, target = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
-        for member in source.infolist():
-            content = source.read(member.filename)
-            if member.filename == "[Content_Types].xml":
-                content = content.replace(b"</Types>", b'<Override PartName="/docProps/custom.xml" ContentType="'
-                                          b'application/vnd.openxmlformats-officedocument.custom-properties+xml"/></Types>')
-            out.writestr(member, content)
-        out.writestr("docProps/custom.xml", custom)
-    return target.getvalue()
-
-
 def api_reference_docx() -> bytes:
     source = CORPUS / "api" / "api-reference-v3.adoc"
     parsed = parse_document(source, source.read_bytes())
@@ -103,7 +85,7 @@ def api_reference_docx() -> bytes:
         for paragraph in section.text.split("\n\n"):
             text = paragraph.replace("Lumen Gateway 3.0", "Lumen Gateway 3.1").replace("maximum 200", "maximum 500")
             document.add_paragraph(text)
-    return _custom_version(_saved(document), "3.1")
+    return with_custom_property(_saved(document), "version", "3.1")
 
 
 def user_guide_pptx() -> bytes:

@@ -55,7 +55,7 @@ def write_docx(*, title: str | None = "Deployment Guide", version: str | None = 
     outlined._p.get_or_add_pPr().append(_outline_level(0))
     document.add_paragraph("Restore the snapshot taken before the upgrade.")
     data = _saved(document)
-    return _with_custom_property(data, "version", version) if version else data
+    return with_custom_property(data, "version", version) if version else data
 
 
 def _outline_level(level: int):
@@ -64,7 +64,7 @@ def _outline_level(level: int):
     return element
 
 
-def _with_custom_property(data: bytes, name: str, value: str) -> bytes:
+def with_custom_property(data: bytes, name: str, value: str) -> bytes:
     """Add docProps/custom.xml as Word writes it (python-docx has no API for custom properties)."""
     custom = (
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'

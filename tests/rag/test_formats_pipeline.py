@@ -8,28 +8,14 @@ from pathlib import Path
 import msoffcrypto
 import pytest
 
-from rag import embeddings
 from rag.models import Chunk, Document, IndexingJob
-from rag.services import indexing_job_create, job_item_run
+from rag.services import job_item_run
 from tests.factories import UserFactory, WorkspaceFactory
+from tests.rag.test_pipeline import encoder, ingest_sync  # noqa: F401 - encoder is a fixture
 from tests.scans import PAGE_TEXT, image_bytes, scanned_page
 from tests.rag.format_files import write_docx, write_eml, write_huge_xlsx, write_odt, write_pptx, write_xlsx
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def encoder():
-    embeddings.reset_encoder()
-    yield embeddings.get_encoder()
-    embeddings.reset_encoder()
-
-
-def ingest_sync(workspace, *paths: Path) -> IndexingJob:
-    job = indexing_job_create(workspace=workspace, paths=list(paths), enqueue=False)
-    for item_id in job.items.values_list("pk", flat=True):
-        job_item_run(item_id=item_id)
-    return job
 
 
 def _items(job: IndexingJob) -> dict[str, tuple[str, str, str]]:

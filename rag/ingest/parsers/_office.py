@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from xml.etree import ElementTree
 
 from rag.ingest.parsers._common import Block, Heading, ParseError, optional_str, squash, take_title_heading
@@ -59,6 +60,19 @@ def checked_zip(data: bytes, kind: str, *, max_unpacked_bytes: int, streamed: tu
             f"{max_unpacked_bytes / 1024 / 1024:.0f} MB limit"
         )
     return bundle
+
+
+Package = TypeVar("Package")
+
+
+def open_package(open_with: Callable[[io.BytesIO], Package], data: bytes, kind: str) -> Package:
+    """The file through its library (python-docx, python-pptx, openpyxl), any failure a ParseError."""
+    try:
+        return open_with(io.BytesIO(data))
+    except (KeyError, ValueError, zipfile.BadZipFile) as error:
+        raise ParseError(f"not a readable .{kind}: {squash(str(error)) or type(error).__name__}") from error
+    except Exception as error:  # noqa: BLE001 - the libraries and lxml raise their own errors on damaged files
+        raise ParseError(f"not a readable .{kind}: the file is damaged ({type(error).__name__})") from error
 
 
 def core_metadata(properties: Any) -> tuple[dict[str, str], dict[str, datetime]]:

@@ -3,12 +3,10 @@ read with their header row, and the core and custom properties."""
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Any
 
 import docx
-from docx.opc.exceptions import PackageNotFoundError
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
@@ -21,7 +19,15 @@ from rag.ingest.parsers._common import (
     squash,
     table_row_texts,
 )
-from rag.ingest.parsers._office import checked_zip, office_title, core_metadata, custom_properties, placeholder_free, with_custom_version
+from rag.ingest.parsers._office import (
+    checked_zip,
+    core_metadata,
+    custom_properties,
+    office_title,
+    open_package,
+    placeholder_free,
+    with_custom_version,
+)
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"^list", re.IGNORECASE)
@@ -30,12 +36,7 @@ _BODY_OUTLINE_LEVEL = 9  # Word's "body text" outline level
 
 def parse_docx(stem: str, data: bytes, *, max_unpacked_bytes: int) -> ParsedDocument:
     bundle = checked_zip(data, "docx", max_unpacked_bytes=max_unpacked_bytes)
-    try:
-        document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, KeyError, ValueError) as error:
-        raise ParseError(f"not a readable .docx: {squash(str(error)) or type(error).__name__}") from error
-    except Exception as error:  # noqa: BLE001 - lxml raises its own errors on damaged XML
-        raise ParseError(f"not a readable .docx: the file is damaged ({type(error).__name__})") from error
+    document = open_package(docx.Document, data, "docx")
     metadata, office_dates = core_metadata(document.core_properties)
     with_custom_version(metadata, custom_properties(bundle))
 

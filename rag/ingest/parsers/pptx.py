@@ -3,27 +3,27 @@ frames in reading order (top to bottom, then left to right), tables and speaker 
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pptx
-from pptx.exc import PackageNotFoundError
 from pptx.shapes.group import GroupShape
 
 from rag.ingest.parsers._common import ParsedDocument, ParseError, Section, squash, table_row_texts
-from rag.ingest.parsers._office import checked_zip, core_metadata, custom_properties, placeholder_free, with_custom_version
+from rag.ingest.parsers._office import (
+    checked_zip,
+    core_metadata,
+    custom_properties,
+    open_package,
+    placeholder_free,
+    with_custom_version,
+)
 
 _ROW_TOLERANCE_EMU = 100_000  # shapes whose tops differ by less than ~3 mm sit on one row
 
 
 def parse_pptx(stem: str, data: bytes, *, max_unpacked_bytes: int) -> ParsedDocument:
     bundle = checked_zip(data, "pptx", max_unpacked_bytes=max_unpacked_bytes)
-    try:
-        presentation = pptx.Presentation(io.BytesIO(data))
-    except (PackageNotFoundError, KeyError, ValueError) as error:
-        raise ParseError(f"not a readable .pptx: {squash(str(error)) or type(error).__name__}") from error
-    except Exception as error:  # noqa: BLE001 - lxml raises its own errors on damaged XML
-        raise ParseError(f"not a readable .pptx: the file is damaged ({type(error).__name__})") from error
+    presentation = open_package(pptx.Presentation, data, "pptx")
     metadata, office_dates = core_metadata(presentation.core_properties)
     with_custom_version(metadata, custom_properties(bundle))
 

@@ -3,27 +3,26 @@ with the sheet's header row like every other table, and a bound on the cells rea
 
 from __future__ import annotations
 
-import io
-import zipfile
 from datetime import date, datetime, time
 from typing import Any
 
 import openpyxl
-from openpyxl.utils.exceptions import InvalidFileException
 
 from rag.ingest.parsers._common import ParsedDocument, ParseError, Section, squash, table_row_texts
-from rag.ingest.parsers._office import checked_zip, core_metadata, custom_properties, placeholder_free, with_custom_version
+from rag.ingest.parsers._office import (
+    checked_zip,
+    core_metadata,
+    custom_properties,
+    open_package,
+    placeholder_free,
+    with_custom_version,
+)
 
 
 def parse_xlsx(stem: str, data: bytes, *, max_unpacked_bytes: int, max_cells_per_sheet: int) -> ParsedDocument:
     # Worksheets stream under the cell bound, so only the rest of the package counts toward the size limit.
     bundle = checked_zip(data, "xlsx", max_unpacked_bytes=max_unpacked_bytes, streamed=("xl/worksheets/",))
-    try:
-        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError) as error:
-        raise ParseError(f"not a readable .xlsx: {squash(str(error)) or type(error).__name__}") from error
-    except Exception as error:  # noqa: BLE001 - lxml raises its own errors on damaged XML
-        raise ParseError(f"not a readable .xlsx: the file is damaged ({type(error).__name__})") from error
+    workbook = open_package(lambda stream: openpyxl.load_workbook(stream, read_only=True, data_only=True), data, "xlsx")
     try:
         metadata, office_dates = core_metadata(workbook.properties)
         with_custom_version(metadata, custom_properties(bundle))
