@@ -7,11 +7,14 @@ from pathlib import Path
 
 import msoffcrypto
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 
 from rag.models import Chunk, Document, IndexingJob
 from rag.services import job_item_run
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.test_pipeline import encoder, ingest_sync  # noqa: F401 - encoder is a fixture
+from tests.rag.test_uploads import _run, _upload
 from tests.scans import PAGE_TEXT, image_bytes, scanned_page
 from tests.rag.format_files import write_docx, write_eml, write_huge_xlsx, write_odt, write_pptx, write_xlsx
 
@@ -132,3 +135,20 @@ def test_members_retry_or_remove_a_failed_document_others_cannot(client, tmp_pat
 def test_the_upload_picker_lists_the_supported_types(logged_in_client, workspace):
     page = logged_in_client.get("/documents/upload/").content.decode()
     assert 'accept=".md,' in page and ".docx" in page and ".msg" in page and ".tiff" in page and ".zip" in page
+
+
+def test_browser_upload_and_the_cli_read_office_files_and_mail(logged_in_client, workspace, tmp_path, encoder):
+    job = _upload(logged_in_client, files=[SimpleUploadedFile("guide.docx", write_docx(version="2.1")),
+                                           SimpleUploadedFile("announce.eml", write_eml(attachments={
+                                               "limits.xlsx": write_xlsx()}))])
+    items = _run(job)
+    assert {path: item.status for path, item in items.items()} == {"uploads/guide.docx": "indexed",
+                                                                   "uploads/announce.eml": "indexed"}
+    attachment = Document.objects.get(workspace=workspace, path="uploads/announce.eml::limits.xlsx")
+    assert attachment.parent.path == "uploads/announce.eml" and attachment.date_source == "office_modified"
+
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "deck.pptx").write_bytes(write_pptx())
+    call_command("ingest", str(tmp_path / "cli"), workspace=workspace.slug, sync=True, verbosity=0)
+    deck = Document.objects.get(workspace=workspace, path__endswith="deck.pptx")
+    assert deck.status == "indexed" and deck.title == "Release 3.0 Overview" and deck.version_label == "3.0"
