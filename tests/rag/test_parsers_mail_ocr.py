@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.parsers import ParseError, ParseLimits, parse_document
+from rag.ingest.parsers.ocr import ocr_engine
 from tests.scans import PAGE_TEXT, image_bytes, scanned_page, scanned_pdf
 from tests.rag.format_files import write_docx, write_eml
 from tests.rag.parser_support import paths
@@ -92,3 +94,17 @@ def test_images_are_read_by_ocr(image_format: str, suffix: str) -> None:
 def test_a_broken_image_fails_with_a_reason() -> None:
     with pytest.raises(ParseError, match=r"^not a readable image"):
         parse_document(Path("scan.png"), b"\x89PNG\r\n\x1a\nbroken")
+
+
+def test_ocr_loads_its_models_from_the_wheel_without_the_network(monkeypatch) -> None:
+    def refuse(*_args, **_kwargs):
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    ocr_engine.cache_clear()  # load the models afresh, with the network gone
+    try:
+        parsed = parse_document(Path("memo.png"), image_bytes(scanned_page(PAGE_TEXT[:3], dpi=150)))
+    finally:
+        ocr_engine.cache_clear()
+    assert parsed.title == "Gateway maintenance notice"
