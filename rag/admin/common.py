@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from rag.lineage.editing import LineageEditError
-from rag.models import Chunk
+from rag.models import Chunk, DocumentFamily
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -39,11 +39,12 @@ def document_cell(chunk: Chunk | None) -> str:
                        reverse("admin:rag_document_change", args=[document.pk]), document.title or document.path, date)
 
 
-def lineage_edit_report(model_admin: admin.ModelAdmin, request: HttpRequest, edit: Callable[[], str]) -> None:
-    """Run a hand edit of families; the user reads its refusal, or the line it returns."""
+def lineage_edit_report(model_admin: admin.ModelAdmin, request: HttpRequest, edit: Callable[[], DocumentFamily],
+                        done: Callable[[DocumentFamily], str]) -> None:
+    """Run a hand edit of families; the user reads its refusal, or what `done` says of the family it made."""
     try:
-        done = edit()
+        family = edit()
     except LineageEditError as exc:
         model_admin.message_user(request, str(exc), messages.ERROR)
         return
-    model_admin.message_user(request, done, messages.SUCCESS)
+    model_admin.message_user(request, done(family), messages.SUCCESS)

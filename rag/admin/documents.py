@@ -70,11 +70,9 @@ class DocumentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Split selected members into a new family", permissions=["change"])
     def split_family(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
-        def split() -> str:
-            family = family_split(document_ids=list(queryset.values_list("pk", flat=True)))
-            return f"Split {queryset.count()} document(s) into family {family.pk}."
-
-        lineage_edit_report(self, request, split)
+        selected = list(queryset.values_list("pk", flat=True))
+        lineage_edit_report(self, request, lambda: family_split(document_ids=selected),
+                            lambda family: f"Split {queryset.count()} document(s) into family {family.pk}.")
 
     @admin.action(description="Re-index selected documents")
     def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:

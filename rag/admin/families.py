@@ -87,8 +87,6 @@ class DocumentFamilyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Join selected families", permissions=["change"])
     def join_families(self, request: HttpRequest, queryset: QuerySet[DocumentFamily]) -> None:
-        def join() -> str:
-            family = families_join(family_ids=list(queryset.values_list("pk", flat=True)))
-            return f"Joined into {family} ({family.members.count()} members)."
-
-        lineage_edit_report(self, request, join)
+        selected = list(queryset.values_list("pk", flat=True))
+        lineage_edit_report(self, request, lambda: families_join(family_ids=selected),
+                            lambda family: f"Joined into {family} ({family.members.count()} members).")

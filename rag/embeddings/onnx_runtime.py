@@ -17,7 +17,14 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.embeddings.model import EMBEDDING_DIM, MINILM_NAME, load_minilm, minilm_max_tokens, minilm_path, weights_version
+from rag.embeddings.model import (
+    EMBEDDING_DIM,
+    MINILM_NAME,
+    load_minilm,
+    minilm_max_tokens,
+    minilm_path,
+    weights_version,
+)
 
 logger = logging.getLogger(__name__)
 
