@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from rag.ingest.parsers import ACCEPTED_EXTENSIONS
 from rag.models import Document
-from rag.services import IncomingFile
+from rag.uploads import IncomingFile
 
 
 class MultipleFileInput(forms.ClearableFileInput):

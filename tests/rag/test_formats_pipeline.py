@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from rag.models import Chunk, Document, IndexingJob
-from rag.services import job_item_run
+from rag.jobs.run import job_item_run
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.test_pipeline import encoder, ingest_sync  # noqa: F401 - encoder is a fixture
 from tests.rag.test_uploads import _run, _upload
