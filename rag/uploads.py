@@ -328,3 +328,25 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
         ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
         transaction.on_commit(lambda: index_send(ids))
     return job
+
+
+def job_retry_create(*, job: IndexingJob, created_by=None) -> IndexingJob | None:
+    """A new job for a finished job's failed and skipped files, read from where they were staged:
+    a file fixed in place, or of a type supported since, is indexed this time. None when there are none."""
+    retried = list(job.items.filter(status__in=(IndexingJobItem.Status.FAILED, IndexingJobItem.Status.SKIPPED)))
+    if not retried:
+        return None
+    with transaction.atomic():
+        # A failed document's hash would make the same bytes count as "unchanged": parse them afresh.
+        Document.objects.filter(workspace_id=job.workspace_id, path__in=[item.path for item in retried],
+                                status=Document.Status.FAILED).update(content_hash="")
+        again = IndexingJob.objects.create(workspace_id=job.workspace_id, source=job.source, created_by=created_by,
+                                           description=f"{len(retried)} failed or skipped file(s) of job {job.pk} again")
+        items = IndexingJobItem.objects.bulk_create(
+            IndexingJobItem(job=again, path=item.path, display_path=item.display_path, source_file=item.source_file,
+                            file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time)
+            for item in retried
+        )
+        ids = [item.pk for item in items]
+        transaction.on_commit(lambda: index_send(ids))
+    return again

@@ -12,6 +12,7 @@ urlpatterns = [
     path("documents/<int:pk>/retry/", views.document_retry, name="document-retry"),
     path("documents/<int:pk>/remove/", views.document_remove, name="document-remove"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
+    path("jobs/<int:pk>/retry/", views.job_retry, name="job-retry"),
     path("account/tokens/", views.api_tokens, name="api-tokens"),
     path("account/tokens/<int:pk>/revoke/", views.api_token_revoke_view, name="api-token-revoke"),
 ]

@@ -32,7 +32,7 @@ from rag.progress import job_progress
 from rag.documents import document_retry_job, documents_remove
 from rag.sentences import sentence_spans
 from rag.tokens import api_token_create, api_token_list, api_token_revoke
-from rag.uploads import upload_job_create
+from rag.uploads import job_retry_create, upload_job_create
 
 
 @require_POST
@@ -163,6 +163,17 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
                "took": _duration(job.finished_at - job.created_at) if job.finished_at else ""}
     template = "rag/job_detail.html#job-status" if request.htmx else "rag/job_detail.html"
     return render(request, template, context)
+
+
+@require_POST
+def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    """Try a job's failed and skipped files again, as a new job."""
+    job = job_get(user=request.user, pk=pk)
+    again = job_retry_create(job=job, created_by=request.user)
+    if again is None:
+        messages.info(request, "No failed or skipped file to try again.")
+        return redirect("job-detail", pk=pk)
+    return redirect("job-detail", pk=again.pk)
 
 
 @login_not_required  # browsers ask for it on every page, the login page included

@@ -152,3 +152,29 @@ def test_browser_upload_and_the_cli_read_office_files_and_mail(logged_in_client,
     call_command("ingest", str(tmp_path / "cli"), workspace=workspace.slug, sync=True, verbosity=0)
     deck = Document.objects.get(workspace=workspace, path__endswith="deck.pptx")
     assert deck.status == "indexed" and deck.title == "Release 3.0 Overview" and deck.version_label == "3.0"
+
+
+def test_a_job_tries_its_failed_and_skipped_files_again(client, tmp_path, encoder):
+    alice, mallory = UserFactory(), UserFactory()
+    workspace = WorkspaceFactory(members=[alice])
+    WorkspaceFactory(members=[mallory])
+    folder = tmp_path / "pile"
+    folder.mkdir()
+    (folder / "broken.docx").write_bytes(b"PK\x03\x04 broken")
+    (folder / "diagram.gif").write_bytes(b"GIF89a")
+    (folder / "fine.odt").write_bytes(write_odt())
+    job = ingest_sync(workspace, folder)
+    assert sorted(_items(job)[name][0] for name in ("broken.docx", "diagram.gif")) == ["failed", "skipped"]
+
+    client.force_login(mallory)
+    assert client.post(f"/jobs/{job.pk}/retry/").status_code == 404
+    client.force_login(alice)
+    assert "Try the 2 failed or skipped files again" in client.get(f"/jobs/{job.pk}/").content.decode()
+    (folder / "broken.docx").write_bytes(write_docx())  # fixed in place
+    response = client.post(f"/jobs/{job.pk}/retry/")
+    again = IndexingJob.objects.filter(workspace=workspace).latest("pk")
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{again.pk}/" and again.pk != job.pk
+    for item_id in again.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)
+    assert {name: status for name, (status, _, _) in _items(again).items()} == {"broken.docx": "indexed",
+                                                                               "diagram.gif": "skipped"}
