@@ -73,6 +73,7 @@ def victim() -> Victim:
 # Which of the victim's objects a `pk` names, by URL name.
 PK_OWNERS = {
     "document-detail": "document", "document-compare": "document", "job-detail": "job",
+    "document-retry": "document", "document-remove": "document", "job-retry": "job",
     "conversation-detail": "conversation", "message-create": "conversation", "options-update": "conversation",
     "options-make-default": "conversation",
     "message-detail": "message", "message-stream": "message", "api-token-revoke": "token",
