@@ -69,7 +69,8 @@ def _prepare() -> list[tuple[str, int]]:
 
 
 def _license_enterprise(slug: str) -> None:
-    """A key signed by a keypair made for this run; the server process verifies it through the environment."""
+    """A key signed by a development keypair made for this run; the server process (serving this machine
+    alone) verifies it through LICENSE_DEVELOPMENT_KEY in its environment."""
     import uuid
 
     from django.conf import settings
@@ -79,7 +80,7 @@ def _license_enterprise(slug: str) -> None:
     from licensing.services import installation_id, license_install
 
     private_pem, public_text = generate_keypair()
-    os.environ["LICENSE_PUBLIC_KEY"] = settings.LICENSE_PUBLIC_KEY = public_text
+    os.environ["LICENSE_DEVELOPMENT_KEY"] = settings.LICENSE_DEVELOPMENT_KEY = public_text
     payload = LicensePayload(license_id=uuid.uuid4(), installation=installation_id(), workspace=slug,
                              tier="enterprise", valid_from=timezone.now(), valid_until=None, issued_to="bench")
     license_install(key=sign_license(payload, load_private_key(private_pem)), workspace_slug=slug, actor_label="bench")

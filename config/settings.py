@@ -272,11 +272,16 @@ CHUNK_OVERLAP_WORDS = env.int("CHUNK_OVERLAP_WORDS", default=25)
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 
 # --- licensing -------------------------------------------------------------------
-# Ed25519 public key that signed license keys must verify against: PEM, or base64 of the
-# 32 raw bytes (what `manage.py generate_license_keypair` prints). Empty refuses every
-# signed key with "no license public key configured"; only signed keys grant a tier.
-LICENSE_PUBLIC_KEY = env.str("LICENSE_PUBLIC_KEY", default="", multiline=True)
-# The demo workspace's built-in Writer Pro trial: long enough to try every feature on your own documents.
+# Genuine licenses verify against the vendor keys built into licensing/trust.py, never a key from here.
+# This extra Ed25519 public key (base64 of the 32 raw bytes, or PEM) lets developers and the tests sign
+# their own; it grants only while the instance serves this machine alone (SERVES_NETWORK false), and a
+# license it verifies is shown as "development key: not a genuine license".
+LICENSE_DEVELOPMENT_KEY = env.str("LICENSE_DEVELOPMENT_KEY", default="", multiline=True)
+if env.str("LICENSE_PUBLIC_KEY", default=""):
+    _fail("LICENSE_PUBLIC_KEY is no longer read: licenses verify against the vendor keys built in; "
+          "for a key of your own on this machine only, set LICENSE_DEVELOPMENT_KEY instead")
+# The demo workspace's built-in Writer Pro trial: long enough to try every feature on your own documents
+# (at most 30 days, whatever this says: licensing.services.TRIAL_MAX_DAYS).
 DEMO_TRIAL_DAYS = env.int("DEMO_TRIAL_DAYS", default=30)
 
 # Answers: how many statements an extractive answer quotes (1-3 reads as an answer, more as a search

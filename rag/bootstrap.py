@@ -39,12 +39,14 @@ def demo_workspace_bootstrap() -> Iterator[str]:
     The demo workspace also gets the built-in Writer Pro trial, once per installation,
     so that a new user sees every feature on the demo before choosing a plan.
     """
-    from licensing.services import trial_start
+    from licensing.services import trial_days, trial_start
     from rag.services import indexing_job_create
 
     job = None
     with transaction.atomic():
-        workspace, created = Workspace.objects.get_or_create(slug=DEMO_SLUG, defaults={"name": "Demo"})
+        workspace, created = Workspace.objects.get_or_create(
+            slug=DEMO_SLUG, defaults={"name": "Demo", "builtin_demo": True}
+        )
         if created:
             workspace.members.add(*get_user_model().objects.filter(is_superuser=True))
             job = indexing_job_create(workspace=workspace, paths=[demo_corpus_prepare()],
@@ -52,4 +54,4 @@ def demo_workspace_bootstrap() -> Iterator[str]:
     if job is not None:
         yield f"created the demo workspace and queued its corpus (job {job.pk}, {job.items.count()} files)"
     if trial_start(workspace_id=workspace.pk):
-        yield f"started the built-in Writer Pro trial of the demo workspace ({settings.DEMO_TRIAL_DAYS} days)"
+        yield f"started the built-in Writer Pro trial of the demo workspace ({trial_days()} days)"
