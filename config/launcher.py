@@ -22,6 +22,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import environ
+
+from config.instance import LOCAL_HOSTS, DataDirLock, InstanceError, bind_check, data_dir_lock, port_check
 from config.services import ROLE_ENV
 
 BIN = Path(sys.executable).parent
@@ -112,6 +115,26 @@ def _services_say() -> None:
             _say(f"{'PostgreSQL' if key == 'database' else 'Redis'}: {external} (not started here)")
         else:
             _say(f"{state.name}: {state.action} (embedded, {_shown(state.where)})")
+
+
+def preflight() -> DataDirLock:
+    """Before anything starts: a bind that ALLOWED_HOSTS covers, this data folder to ourselves, a free port.
+
+    Reads the environment (and .env) as settings will, since settings start the embedded
+    services: a second launcher must be refused before it touches the first one's.
+    """
+    env = environ.Env()
+    environ.Env.read_env(ROOT / ".env", overwrite=False)
+    host = env.str("DOCENT_HOST", default="127.0.0.1")
+    try:
+        port = env.int("DOCENT_PORT", default=8000)
+        bind_check(host, env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS))
+        lock = data_dir_lock(Path(env.str("DATA_DIR", default=str(ROOT / "var"))).resolve())
+        port_check(host, port)
+    except (InstanceError, ValueError) as exc:
+        _say(f"configuration error: {exc}")
+        raise SystemExit(2) from None
+    return lock
 
 
 def _prepare() -> list[str]:
@@ -212,6 +235,7 @@ def _tail(path: Path, lines: int = 8) -> str:
 
 
 def main() -> int:
+    data_dir_held = preflight()  # held until this process ends; released below once everything has stopped
     sign_in = _prepare()
     from django.conf import settings
     from django.db import connections
@@ -278,6 +302,7 @@ def main() -> int:
             child.proc.kill()
             child.proc.wait()
     stop_embedded(settings.DATA_DIR, database=settings.EMBEDDED_DATABASE, redis_server=settings.EMBEDDED_REDIS)
+    data_dir_held.release()
     _say("stopped")
     return exit_code
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import sys
 from pathlib import Path
 
 import environ
 
+from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
 from config.services import (
     START_ENV,
     ServiceError,
@@ -41,20 +41,15 @@ except ServiceError as exc:
     _fail(str(exc))
 
 # --- hosts and secrets ----------------------------------------------------------
-LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS)
 # Serving any host but this machine's is production: a set SECRET_KEY and HTTPS by default.
-SERVES_NETWORK = any(host not in LOCAL_HOSTS for host in ALLOWED_HOSTS)
+SERVES_NETWORK = serves_network(ALLOWED_HOSTS)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if SERVES_NETWORK:
         _fail("SECRET_KEY must be set when ALLOWED_HOSTS names hosts other than this machine's")
     # This machine only (`make run`): generated once and kept, so sessions survive restarts.
-    key_file = DATA_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
-    SECRET_KEY = key_file.read_text().strip()
+    SECRET_KEY = secret_key_read_or_create(DATA_DIR / "secret_key")
 # Behind a TLS proxy (the default when serving the network): redirect to HTTPS, secure cookies, HSTS.
 # `make run` on http://127.0.0.1 is plain HTTP, where those would lock the user out.
 HTTPS = env.bool("DOCENT_HTTPS", default=SERVES_NETWORK and not DEBUG)

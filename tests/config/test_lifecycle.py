@@ -171,6 +171,12 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
         signed_in = browser.open(urllib.request.Request(f"{base}/accounts/login/", data=form.encode(),
                                                         headers={"Referer": f"{base}/accounts/login/"}), timeout=60)
         assert signed_in.url == f"{base}/"  # the shown password works: the login page sent us home
+
+        # A second `make run` on this folder, on another port, is refused and leaves the first serving.
+        second = subprocess.run([sys.executable, "-m", "config.launcher"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=60, env={**environ, "DATA_DIR": str(data_dir), "DOCENT_PORT": str(_free_port())})
+        assert second.returncode == 2 and "is already serving DATA_DIR" in second.stdout
+        assert urllib.request.urlopen(f"{base}/healthz", timeout=30).status == 200
     finally:
         launcher.send_signal(signal.SIGINT)
         launcher.wait(timeout=90)
