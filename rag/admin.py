@@ -146,7 +146,7 @@ class DocumentAdmin(admin.ModelAdmin):
             return
         self.message_user(request, f"Split {queryset.count()} document(s) into family {family.pk}.", messages.SUCCESS)
 
-    @admin.action(description="Re-index selected documents")
+    @admin.action(description="Re-index selected documents", permissions=["change"])
     def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         jobs = 0
         for workspace_id in queryset.values_list("workspace_id", flat=True).distinct():
@@ -154,11 +154,11 @@ class DocumentAdmin(admin.ModelAdmin):
                 jobs += 1
         self.message_user(request, f"Queued {queryset.count()} document(s) in {jobs} job(s).", messages.SUCCESS)
 
-    @admin.action(description="Archive selected documents (exclude from search)")
+    @admin.action(description="Archive selected documents (exclude from search)", permissions=["change"])
     def archive(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         self.message_user(request, f"Archived {documents_archive(documents=queryset)} document(s).", messages.SUCCESS)
 
-    @admin.action(description="Unarchive selected documents")
+    @admin.action(description="Unarchive selected documents", permissions=["change"])
     def unarchive(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         self.message_user(request, f"Unarchived {documents_unarchive(documents=queryset)} document(s).", messages.SUCCESS)
 
@@ -518,11 +518,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
         return [*self.readonly_fields, "user"] if obj is not None else self.readonly_fields
 
+    def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = db_field.related_model.objects.filter(pk=request.user.pk)  # their own tokens only
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
     def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
         if change:
             obj.save(update_fields=["name"])
             return
-        raw = api_token_issue(token=obj)
+        raw = api_token_issue(token=obj, issued_by=request.user)
         self.message_user(request, f"Token for {obj.user}: {raw} (copy it now; it will not be shown again).",
                           messages.WARNING)
 
