@@ -407,9 +407,11 @@ def license_install(
             installed = _installed_issue(license)
             if installed is not None and installed.payload == payload:
                 return InstallResult(license=license, created=False, development=verified.development)
+            if installed is not None and verified.development and not installed.development:
+                raise LicenseKeyError(f"license {payload.license_id} is genuine; {DEVELOPMENT_NOTICE} cannot renew it")
             if installed is not None and payload.issue_order() <= installed.payload.issue_order():
                 raise LicenseKeyError(
-                    f"license {payload.license_id} is already installed from a later issue "
+                    f"license {payload.license_id} is already installed from an issue at least as recent "
                     f"(ending {_ending(installed.payload.valid_until)}); this key is older and changes nothing"
                 )
             before = _terms(license)

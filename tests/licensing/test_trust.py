@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 from django.core.management import call_command, get_commands
+from django.utils import timezone
 
 from licensing import features, trust
 from licensing.keys import LicenseKeyError, generate_keypair, load_private_key, load_public_key
@@ -123,3 +124,12 @@ def test_an_unreadable_development_key_refuses_with_its_name(settings):
     license = _unsaved()
     with pytest.raises(LicenseKeyError, match="LICENSE_DEVELOPMENT_KEY is not a readable"):
         license_install(key=signed_key_for(license), workspace_slug="acme")
+
+
+def test_the_development_key_cannot_renew_a_genuine_license(vendor_key):
+    license = _unsaved()
+    license_install(key=signed_key_for(license, private_key=vendor_key), workspace_slug="acme")
+    later = signed_key_for(license, tier="enterprise", issued_at=timezone.now())
+    with pytest.raises(LicenseKeyError, match=f"is genuine; {NOTICE} cannot renew it"):
+        license_install(key=later, workspace_slug="acme")
+    assert License.objects.get().tier.slug == "writer-pro"
