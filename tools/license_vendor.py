@@ -26,7 +26,13 @@ from pathlib import Path
 # Run as a script from a checkout: the format lives in the product's licensing.keys.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from licensing.keys import LicenseKeyError, LicensePayload, generate_keypair, load_private_key, sign_license  # noqa: E402
+from licensing.keys import (  # noqa: E402
+    LicenseKeyError,
+    LicensePayload,
+    generate_keypair,
+    load_private_key,
+    sign_license,
+)
 
 TIER_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*")
 

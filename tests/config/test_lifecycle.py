@@ -173,8 +173,9 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
         assert signed_in.url == f"{base}/"  # the shown password works: the login page sent us home
 
         # A second `make run` on this folder, on another port, is refused and leaves the first serving.
+        second_env = {**environ, "DATA_DIR": str(data_dir), "DOCENT_PORT": str(_free_port())}
         second = subprocess.run([sys.executable, "-m", "config.launcher"], cwd=ROOT, capture_output=True, text=True,
-                                timeout=60, env={**environ, "DATA_DIR": str(data_dir), "DOCENT_PORT": str(_free_port())})
+                                timeout=60, env=second_env)
         assert second.returncode == 2 and "is already serving DATA_DIR" in second.stdout
         assert urllib.request.urlopen(f"{base}/healthz", timeout=30).status == 200
     finally:

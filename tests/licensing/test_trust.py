@@ -51,7 +51,7 @@ def test_a_rotated_vendor_key_keeps_verifying_what_it_signed(monkeypatch):
     first, second = _unsaved("acme"), _unsaved("globex")
     license_install(key=signed_key_for(first, private_key=load_private_key(old_pem)), workspace_slug="acme")
     license_install(key=signed_key_for(second, private_key=load_private_key(new_pem)), workspace_slug="globex")
-    assert has_feature(first.workspace.pk, features.PROVENANCE) and has_feature(second.workspace.pk, features.PROVENANCE)
+    assert all(has_feature(license.workspace.pk, features.PROVENANCE) for license in (first, second))
 
 
 def test_the_environment_cannot_add_a_trusted_key(tmp_path: Path):
