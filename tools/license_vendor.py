@@ -4,8 +4,8 @@
     python tools/license_vendor.py issue --private-key FILE --installation ID --workspace SLUG --tier SLUG
         [--valid-from DATE] [--valid-until DATE | --days N] [--issued-to NAME] [--license-id UUID]
 
-It lives outside the installed packages (pyproject includes config, rag, chat and
-licensing only), so a server runs no code that signs. A key signed here grants a
+It lives outside the installed packages (pyproject's package list does not
+include tools/), so a server runs no code that signs. A key signed here grants a
 tier only where its public half is trusted: the vendor's, built into
 licensing/trust.py, or a developer's own, set as LICENSE_DEVELOPMENT_KEY (honoured
 on an instance that serves this machine alone, and shown as not genuine).

@@ -44,6 +44,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
 from django.utils import timezone
@@ -51,9 +52,12 @@ from django.utils import timezone
 from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
 from licensing.models import License
 from licensing.services import installation_id, license_install, license_revoke
+from rag.dedup.merge import workspace_merge
+from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, Workspace
 from rag.retrieval import SearchOptions, SearchResult, search
 from rag.retrieval.results import UNLICENSED
+from rag.uploads import indexing_job_create
 
 KINDS = ("current", "version", "change")
 TOP = 5  # the answerer reads the top five
@@ -82,8 +86,6 @@ class Config:
 
 
 def _without_list(name: str) -> dict[str, Any]:
-    from django.conf import settings
-
     return {"RRF_WEIGHTS": {**settings.RRF_WEIGHTS, name: 0.0}}
 
 
@@ -239,11 +241,6 @@ def summarise(kind: str, scores: Sequence[dict[str, float]]) -> dict[str, float]
 
 def eval_workspace_prepare(*, corpus: Path, slug: str, name: str) -> tuple[Workspace, dict[str, Any]]:
     """Index the corpus in-process (unchanged files are skipped on a rerun) and merge it."""
-    from celery import current_app
-
-    from rag.dedup.merge import workspace_merge
-    from rag.services import indexing_job_create, job_item_run
-
     target, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": name})
     # Merges queued by indexing run here and now: there is no worker to take them.
     current_app.conf.task_always_eager = True
