@@ -95,12 +95,42 @@ class ChunkInline(admin.TabularInline):
         return _document_cell(obj.superseded_by)
 
 
+class _LabelledCodeFilter(admin.AllValuesFieldListFilter):
+    """A code column's values (`pdf_moddate`) in the words the pages use ("PDF modification date")."""
+
+    labels: dict[str, str] = {}
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            yield {**choice, "display": self.labels.get(choice["display"], choice["display"])}
+
+
+class DateSourceFilter(_LabelledCodeFilter):
+    labels = Document.DATE_SOURCE_LABELS
+
+
+class VersionSourceFilter(_LabelledCodeFilter):
+    labels = Document.VERSION_SOURCE_LABELS
+
+
+class _SourcesInWords:
+    """Where a document's version label and date came from, in words, for list columns and read-only fields."""
+
+    @admin.display(description="version from", ordering="version_source")
+    def version_from(self, obj: Document) -> str:
+        return obj.version_source_label
+
+    @admin.display(description="date from", ordering="date_source")
+    def date_from(self, obj: Document) -> str:
+        return obj.date_source_label
+
+
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(_SourcesInWords, admin.ModelAdmin):
     list_display = ["title", "workspace", "doc_type", "version_label", "version_from", "family_link", "is_latest_version",
                     "doc_date", "date_from", "status", "archived", "chunk_count"]
-    list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter), "date_source",
-                   "is_latest_version", "version_source"]
+    list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter),
+                   ("date_source", DateSourceFilter), "is_latest_version", ("version_source", VersionSourceFilter)]
     search_fields = ["title", "path", "version_label", "family__name"]
     list_select_related = ["workspace"]
     lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "family",
@@ -120,14 +150,6 @@ class DocumentAdmin(admin.ModelAdmin):
             return "—"
         return format_html('<a href="{}">#{}</a>', reverse("admin:rag_documentfamily_change", args=[obj.family_id]),
                            obj.family_id)
-
-    @admin.display(description="version from", ordering="version_source")
-    def version_from(self, obj: Document) -> str:
-        return obj.version_source_label
-
-    @admin.display(description="date from", ordering="date_source")
-    def date_from(self, obj: Document) -> str:
-        return obj.date_source_label
 
     def save_model(self, request: HttpRequest, obj: Document, form, change: bool) -> None:
         """A label or date a staff user changed is recorded as set by hand, by them, and reorders the family."""
@@ -181,14 +203,14 @@ class DocumentAdmin(admin.ModelAdmin):
                 family_refresh(family_id=family_id)
 
 
-class FamilyMemberInline(admin.TabularInline):
+class FamilyMemberInline(_SourcesInWords, admin.TabularInline):
     """The members, oldest first; edit the positions to reorder them (membership changes by split and join)."""
 
     model = Document
     fk_name = "family"
-    fields = ["member", "version_label", "version_source", "doc_date", "date_source", "family_position",
+    fields = ["member", "version_label", "version_from", "doc_date", "date_from", "family_position",
               "is_latest_version", "copy_of", "lineage_note"]
-    readonly_fields = ["member", "version_label", "version_source", "doc_date", "date_source", "is_latest_version",
+    readonly_fields = ["member", "version_label", "version_from", "doc_date", "date_from", "is_latest_version",
                        "copy_of", "lineage_note"]
     ordering = ["family_position", "pk"]
     extra = 0
