@@ -21,7 +21,7 @@ class AskForm(forms.Form):
 
 
 class SearchOptionsForm(forms.Form):
-    dedup = forms.BooleanField(required=False, label="Show deduplicated results")
+    dedup = forms.BooleanField(required=False, label="Hide duplicate passages")
     include_archived = forms.BooleanField(required=False, label="Include archived documents")
     provenance = forms.BooleanField(required=False, label="Show provenance")
     date = forms.ChoiceField(choices=DATE_CHOICES, initial="any", label="Dates")

@@ -469,7 +469,9 @@ def search_for_chat(
             workspace=workspace,
             top_k=top_k,
             filters=filters,
+            # "Hide duplicate passages": copies merged into their record (licensed) and near-duplicates collapsed.
             respect_canonicals=bool(options.get("dedup", True)),
+            dedup=bool(options.get("dedup", True)),
             include_provenance=bool(options.get("provenance")),
             doc_type_override=(doc_type,) if doc_type and not only_type else (),
             query_embedding=tuple(query_embedding) if query_embedding is not None else None,
