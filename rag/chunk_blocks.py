@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag.dedup.facts import highlight_segments
 from rag.sentences import CODE_FENCE, code_blocks
 
 
@@ -37,20 +38,7 @@ def chunk_blocks(text: str, cited: Sequence[tuple[int, int]] = ()) -> list[Chunk
             while end > start and text[end - 1] == "\n":
                 end -= 1
         if start < end:
-            blocks.append(ChunkBlock(is_code=is_code, pieces=_pieces(text, start, end, cited)))
+            within = [(low - start, high - start) for low, high in cited]
+            blocks.append(ChunkBlock(is_code=is_code, pieces=highlight_segments(text[start:end], within)))
     return blocks
 
-
-def _pieces(text: str, start: int, end: int, cited: Sequence[tuple[int, int]]) -> list[tuple[str, bool]]:
-    pieces, cursor = [], start
-    for cited_start, cited_end in cited:
-        low, high = max(cited_start, cursor), min(cited_end, end)
-        if low >= high:
-            continue
-        if low > cursor:
-            pieces.append((text[cursor:low], False))
-        pieces.append((text[low:high], True))
-        cursor = high
-    if cursor < end:
-        pieces.append((text[cursor:end], False))
-    return pieces
