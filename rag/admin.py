@@ -15,7 +15,7 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
 from licensing.features import CONTRADICTION_REVIEW
@@ -23,8 +23,10 @@ from licensing.services import has_feature, tier_for_feature
 from rag.dedup.merge import CONTRADICTION_ACTIONS, chunks_detach, contradiction_resolve
 from rag.dedup.facts import highlight_segments
 from rag.lineage.editing import (
+    SET_BY_HAND,
     LineageEditError,
     document_date_set,
+    document_lineage_automatic,
     document_version_set,
     families_join,
     family_reorder,
@@ -133,7 +135,8 @@ class DocumentAdmin(_SourcesInWords, admin.ModelAdmin):
                    ("date_source", DateSourceFilter), "is_latest_version", ("version_source", VersionSourceFilter)]
     search_fields = ["title", "path", "version_label", "family__name"]
     list_select_related = ["workspace"]
-    lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "family",
+    lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "back_to_automatic",
+                      "family",
                       "family_position", "is_latest_version", "copy_of", "lineage_note"]
     readonly_fields = ["workspace", "path", "format", "content_hash", "size_bytes", *lineage_fields, "status", "error",
                        "chunk_count", "indexed_at", "created_at", "updated_at", "metadata"]
@@ -150,6 +153,37 @@ class DocumentAdmin(_SourcesInWords, admin.ModelAdmin):
             return "—"
         return format_html('<a href="{}">#{}</a>', reverse("admin:rag_documentfamily_change", args=[obj.family_id]),
                            obj.family_id)
+
+    @admin.display(description="set by hand")
+    def back_to_automatic(self, obj: Document) -> str:
+        # Buttons of the change form itself (formaction): a form cannot hold another form.
+        buttons = [
+            format_html('<button type="submit" class="button" formaction="{}">{}</button>',
+                        reverse("admin:rag_document_automatic", args=[obj.pk, what]), label)
+            for what, label, source in (("version", "Version label back to automatic", obj.version_source),
+                                        ("date", "Date back to automatic", obj.date_source))
+            if source == SET_BY_HAND
+        ]
+        return format_html(" ".join(["{}"] * len(buttons)), *buttons) if buttons else "—"
+
+    def get_urls(self):
+        automatic = path("<int:object_id>/automatic/<str:what>/", self.admin_site.admin_view(self.automatic_view),
+                         name="rag_document_automatic")
+        return [automatic, *super().get_urls()]
+
+    def automatic_view(self, request: HttpRequest, object_id: int, what: str) -> HttpResponse:
+        """POST: the hand-set label or date goes back to what the file says (it is read again)."""
+        if request.method != "POST" or what not in ("version", "date"):
+            return HttpResponseBadRequest("POST to version/ or date/")
+        document = get_object_or_404(Document, pk=object_id)
+        if not self.has_change_permission(request, document):
+            raise PermissionDenied
+        job = document_lineage_automatic(document_id=document.pk, version=what == "version", date=what == "date",
+                                         user=request.user)
+        name = "version label" if what == "version" else "date"
+        self.message_user(request, f"The {name} goes back to automatic: the file is read again (job {job.pk}).",
+                          messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:rag_document_change", args=[document.pk]))
 
     def save_model(self, request: HttpRequest, obj: Document, form, change: bool) -> None:
         """A label or date a staff user changed is recorded as set by hand, by them, and reorders the family."""
