@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from rag.chunk_blocks import chunk_blocks
 from rag.forms import DocumentFilterForm, UploadForm
+from rag.lineage.releases import release_labels
 from rag.middleware import SESSION_KEY
 from rag.models import DocType
 from rag.selectors import (
@@ -88,7 +89,8 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     for chunk in chunks:
         cited = _cited_ranges(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else []
         chunk.blocks = chunk_blocks(chunk.text, cited)
-    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document)}
+    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document),
+               "releases": release_labels(workspace_id=document.workspace_id)}
     return render(request, "rag/document_detail.html", context)
 
 

@@ -51,3 +51,9 @@ def test_a_stored_as_of_label_of_the_same_release_is_offered_once(logged_in_clie
     select = page[page.index('name="as_of_version"'):page.index("</select>", page.index('name="as_of_version"'))]
     assert select.count("<option") == 4  # Latest, 3.0, 2.1.2, 2.1
     assert '<option value="3.0" selected>3.0</option>' in select and "3.0.0" not in select
+
+
+def test_a_document_page_shows_its_release_and_the_label_its_file_gave(logged_in_client, releases):
+    document = releases.documents.get(version_label="3.0.0")
+    page = logged_in_client.get(f"/documents/{document.pk}/").content.decode()
+    assert "<dd>3.0 <span class=\"muted\">(labelled 3.0.0 · from" in page
