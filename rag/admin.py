@@ -159,7 +159,7 @@ class DocumentAdmin(_SourcesInWords, admin.ModelAdmin):
         # Buttons of the change form itself (formaction): a form cannot hold another form.
         buttons = [
             format_html('<button type="submit" class="button" formaction="{}">{}</button>',
-                        reverse("admin:rag_document_automatic", args=[obj.pk, what]), label)
+                        reverse(f"admin:rag_document_{what}automatic", args=[obj.pk]), label)
             for what, label, source in (("version", "Version label back to automatic", obj.version_source),
                                         ("date", "Date back to automatic", obj.date_source))
             if source == SET_BY_HAND
@@ -167,14 +167,15 @@ class DocumentAdmin(_SourcesInWords, admin.ModelAdmin):
         return format_html(" ".join(["{}"] * len(buttons)), *buttons) if buttons else "—"
 
     def get_urls(self):
-        automatic = path("<int:object_id>/automatic/<str:what>/", self.admin_site.admin_view(self.automatic_view),
-                         name="rag_document_automatic")
-        return [automatic, *super().get_urls()]
+        view = self.admin_site.admin_view(self.automatic_view)
+        automatic = [path(f"<int:object_id>/automatic/{what}/", view, {"what": what},
+                          name=f"rag_document_{what}automatic") for what in ("version", "date")]
+        return [*automatic, *super().get_urls()]
 
     def automatic_view(self, request: HttpRequest, object_id: int, what: str) -> HttpResponse:
         """POST: the hand-set label or date goes back to what the file says (it is read again)."""
-        if request.method != "POST" or what not in ("version", "date"):
-            return HttpResponseBadRequest("POST to version/ or date/")
+        if request.method != "POST":
+            return HttpResponseBadRequest("POST to put the value back to automatic")
         document = get_object_or_404(Document, pk=object_id)
         if not self.has_change_permission(request, document):
             raise PermissionDenied
