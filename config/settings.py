@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "licensing",
     "rag",
     "chat",
+    "evaluation",  # `make eval`'s commands; nothing in the request path imports it
 ]
 
 MIDDLEWARE = [

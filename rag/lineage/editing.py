@@ -14,11 +14,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 
-from rag.hooks import after_document_indexed
+from rag.documents import documents_reindex
+from rag.jobs.merging import merge_after_commit
 from rag.lineage.families import family_refresh
 from rag.lineage.labels import version_key
 from rag.models import Document, DocumentFamily, IndexingJob
-from rag.services import documents_reindex
 
 SET_BY_HAND = "set_by_hand"
 
@@ -106,7 +106,7 @@ def document_version_set(*, document_id: int, version_label: str, user: Abstract
                                      "updated_at"])
         if document.family_id:
             family_refresh(family_id=document.family_id)
-        after_document_indexed(document_id=document_id)  # which copy of a record is newest may have changed
+        merge_after_commit(document_id=document_id)  # which copy of a record is newest may have changed
 
 
 def document_date_set(*, document_id: int, doc_date: datetime | None, user: AbstractBaseUser) -> None:
@@ -119,7 +119,7 @@ def document_date_set(*, document_id: int, doc_date: datetime | None, user: Abst
         document.save(update_fields=["doc_date", "date_source", "date_set_by", "updated_at"])
         if document.family_id:
             family_refresh(family_id=document.family_id)
-        after_document_indexed(document_id=document_id)  # records' canonicals and contradictions follow dates
+        merge_after_commit(document_id=document_id)  # records' canonicals and contradictions follow dates
 
 
 def document_lineage_automatic(*, document_id: int, version: bool = False, date: bool = False,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rag.chunk_blocks import ChunkBlock, chunk_blocks
+from rag.jobs.run import job_item_run
 from rag.models import Chunk, Document
-from rag.services import indexing_job_create, job_item_run
+from rag.uploads import indexing_job_create
 
 TEXT = "Install\nRun the installer:\n```\npip install lumen\nlumen --port 8080\n```\nThen open the dashboard."
 

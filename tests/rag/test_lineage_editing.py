@@ -10,9 +10,10 @@ import pytest
 
 from config.celery import app
 from rag.dedup.merge import workspace_merge
+from rag.jobs.run import job_item_run
 from rag.lineage.editing import document_date_set, document_version_set
 from rag.models import CanonicalRecord, Document
-from rag.services import indexing_job_create, job_item_run
+from rag.uploads import indexing_job_create
 
 pytestmark = pytest.mark.django_db
 

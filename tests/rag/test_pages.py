@@ -8,8 +8,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from rag.jobs.run import job_item_run
 from rag.models import Document, DocumentFamily, IndexingJob, shown_path
-from rag.services import indexing_job_create, job_item_run
+from rag.uploads import indexing_job_create
 from tests.rag.factories import DocumentFactory
 from tests.rag.samples import GUIDE_MD
 
