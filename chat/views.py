@@ -91,7 +91,10 @@ def message_create(request: HttpRequest, pk: int) -> HttpResponse:
         conversation=conversation, question=form.cleaned_data["question"], stream=bool(request.htmx)
     )
     if request.htmx:
-        return render(request, "chat/partials/_exchange.html", {"messages_pair": [asked, reply], "conversation": conversation})
+        return render(request, "chat/partials/_exchange.html", {
+            "messages_pair": [asked, reply], "conversation": conversation,
+            "conversations": conversation_sidebar(user=request.user, workspace=conversation.workspace),
+        })
     return redirect(f"/chat/{conversation.pk}/#m{reply.pk}")
 
 

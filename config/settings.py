@@ -55,6 +55,9 @@ if not SECRET_KEY:
 HTTPS = env.bool("DOCENT_HTTPS", default=SERVES_NETWORK and not DEBUG)
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Where people open Docent: the `url` of `search --json` results (the API answers with the address it was asked on).
+PUBLIC_URL = env.str("DOCENT_PUBLIC_URL", default="").rstrip("/") or (
+    f"http://{env.str('DOCENT_HOST', default='127.0.0.1')}:{env.str('DOCENT_PORT', default='8000')}")
 
 # --- services ----------------------------------------------------------------
 # The embedded server's cache: the HNSW index must stay in it for kNN to stay fast (100k

@@ -26,6 +26,7 @@ from licensing.services import (
     license_revoke,
     license_save,
     license_signature_check,
+    trial_running,
 )
 
 
@@ -162,7 +163,8 @@ class LicenseAdmin(admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:licensing_license_install"))
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-        return super().changelist_view(request, {**(extra_context or {}), "installation_id": installation_id()})
+        return super().changelist_view(request, {**(extra_context or {}), "installation_id": installation_id(),
+                                                  "trial": trial_running()})
 
     @admin.display(description="From a signed key", boolean=True)
     def from_signed_key(self, obj: License) -> bool:

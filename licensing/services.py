@@ -187,6 +187,23 @@ def _trial_tier(workspace_id: int) -> tuple[LicenseTier, datetime] | None:
     return (tier, ends) if tier and still_the_demo else None
 
 
+@dataclass(frozen=True)
+class RunningTrial:
+    workspace_name: str
+    tier_name: str
+    ends_at: datetime
+
+
+def trial_running() -> RunningTrial | None:
+    """The built-in trial while it runs: no License row stands for it, so the licenses page names it."""
+    installation = _installation()
+    trial = _trial_tier(installation.trial_workspace_id) if installation.trial_workspace_id else None
+    if trial is None:
+        return None
+    tier, ends_at = trial
+    return RunningTrial(workspace_name=installation.trial_workspace.name, tier_name=tier.name, ends_at=ends_at)
+
+
 def _granted_tiers(workspace_id: int) -> list[TierInfo]:
     """Every tier the workspace holds now, best first: signed licenses, the trial, grants made in process."""
     tiers = [

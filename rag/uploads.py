@@ -127,6 +127,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._ ()+-]+")
 # Folder names are cut shorter than file names so that a deep path still fits Document.path.
 _MAX_FOLDERS, _FOLDER_CHARS, _NAME_CHARS = 8, 60, 200
 _MB = 1024 * 1024
+_NAMED_SKIPS = 100  # zip members of unsupported types named one by one; the rest are counted
 
 
 def safe_upload_path(name: str) -> str:
@@ -162,6 +163,7 @@ class _Staged:
     digest: str = ""
     mtime: float | None = None
     error: str = ""
+    skipped: bool = False  # not a document (a zip member of an unsupported type): `error` says why
 
 
 def _store(pieces: Iterable[bytes], batch_dir: Path, relative: str) -> tuple[str, str]:
@@ -186,35 +188,52 @@ def _stage(incoming: IncomingFile, batch_dir: Path) -> list[_Staged]:
 
 
 def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path) -> list[_Staged]:
-    """A zip's supported members, each under uploads/<zip path without .zip>/ with its own mtime.
+    """A zip's supported members, each under uploads/<zip path without .zip>/ with its own mtime;
+    the others skipped by name, so the job says how many and which.
 
     The limits apply to the sizes the archive declares, before anything is unpacked: zipfile
     never yields more bytes than declared and checks the CRC, so a lying header fails its member.
     """
     try:
         with zipfile.ZipFile(archive) as bundle:
-            members = [info for info in bundle.infolist() if _wanted_member(info)]
+            members, unsupported = [], []
+            for info in bundle.infolist():
+                if not info.is_dir() and not _hidden(info.filename):
+                    (unsupported if _unsupported_reason(info.filename) else members).append(info)
             unpacked = sum(info.file_size for info in members if info.file_size <= settings.INGEST_MAX_FILE_BYTES)
             if len(members) > settings.UPLOAD_ZIP_MAX_MEMBERS or unpacked > settings.UPLOAD_ZIP_MAX_BYTES:
                 reason = (f"archive too large: {len(members)} files, {unpacked / _MB:.0f} MB unpacked (limits "
                           f"{settings.UPLOAD_ZIP_MAX_MEMBERS} files, {settings.UPLOAD_ZIP_MAX_BYTES / _MB:.0f} MB)")
                 return [_Staged(path=f"uploads/{relative}", error=reason)]
-            if not members:
-                return [_Staged(path=f"uploads/{relative}", error="no file of a supported type in the archive")]
+            if not members and not unsupported:
+                return [_Staged(path=f"uploads/{relative}", error="no file in the archive")]
             folder = f"uploads/{relative[:-len('.zip')]}"
-            return [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir) for info in members]
+            staged = [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir)
+                      for info in members]
+            return staged + _unsupported_members(unsupported, relative, folder)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         return [_Staged(path=f"uploads/{relative}", error=f"not a readable zip archive: {exc}")]
 
 
-def _wanted_member(info: zipfile.ZipInfo) -> bool:
-    if info.is_dir() or _hidden(info.filename):
-        return False
+def _unsupported_members(infos: list[zipfile.ZipInfo], relative: str, folder: str) -> list[_Staged]:
+    """Members of unsupported types, each skipped by name as `ingest FOLDER` skips them; past a
+    hundred, the rest are counted on one line (an archive of images must not flood the job)."""
+    named = [_Staged(path=f"{folder}/{safe_upload_path(info.filename)}", skipped=True,
+                     error=_unsupported_reason(info.filename)) for info in infos[:_NAMED_SKIPS]]
+    rest = len(infos) - len(named)
+    if rest > 0:
+        named.append(_Staged(path=f"uploads/{relative}", skipped=True,
+                             error=f"{rest} more file(s) of unsupported types in the archive skipped"))
+    return named
+
+
+def _unsupported_reason(name: str) -> str:
+    """Why a file of this name is no document ("unsupported file type .exe"); "" when it is one."""
     try:
-        detect_format(Path(info.filename))
-    except UnsupportedFormat:
-        return False
-    return True
+        detect_format(Path(name))
+    except UnsupportedFormat as exc:
+        return str(exc)
+    return ""
 
 
 def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch_dir: Path) -> _Staged:
@@ -287,7 +306,9 @@ def _upload_items(workspace: Workspace, staged: list[_Staged]) -> list[IndexingJ
                                mtime_is_upload_time=entry.mtime is None)
         same = twins.get(entry.digest, [])
         twin = next((document for document in same if document.path == entry.path), same[0] if same else None)
-        if entry.error:
+        if entry.skipped:
+            item.status, item.error = IndexingJobItem.Status.SKIPPED, entry.error
+        elif entry.error:
             item.status, item.error = IndexingJobItem.Status.FAILED, entry.error
         elif twin is not None:
             item.status, item.document, item.chunk_count = IndexingJobItem.Status.UNCHANGED, twin, twin.chunk_count

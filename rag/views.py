@@ -14,7 +14,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from rag.chunk_blocks import chunk_blocks
 from rag.forms import DocumentFilterForm, UploadForm
+from rag.lineage.releases import release_labels
 from rag.middleware import SESSION_KEY
 from rag.models import DocType
 from rag.selectors import (
@@ -71,16 +73,10 @@ def documents(request: HttpRequest) -> HttpResponse:
 _SENTENCE_ID = re.compile(r"^(\d+)\.(\d+)$")
 
 
-def _cited_segments(text: str, chunk_id: int, sentence_ids: list[str]) -> list[tuple[str, bool]]:
-    """The chunk text cut into (piece, cited) runs, so the template can mark cited sentences."""
+def _cited_ranges(text: str, chunk_id: int, sentence_ids: list[str]) -> list[tuple[int, int]]:
+    """(start, end) of the cited sentences of this chunk, so the template can mark them."""
     wanted = {int(m.group(2)) for m in map(_SENTENCE_ID.match, sentence_ids) if m and int(m.group(1)) == chunk_id}
-    segments, cursor = [], 0
-    for span in sentence_spans(text):
-        if span.index in wanted:
-            segments += [(text[cursor:span.start], False), (text[span.start:span.end], True)]
-            cursor = span.end
-    segments.append((text[cursor:], False))
-    return [segment for segment in segments if segment[0]]
+    return [(span.start, span.end) for span in sentence_spans(text) if span.index in wanted]
 
 
 @require_GET
@@ -92,8 +88,10 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if (highlight and not highlight.isdigit()) or any(not _SENTENCE_ID.match(s) for s in sentence_ids):
         return HttpResponseBadRequest("chunk must be a chunk id and s a comma-separated list of chunk_id.sentence ids")
     for chunk in chunks:
-        chunk.segments = _cited_segments(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else None
-    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document)}
+        cited = _cited_ranges(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else []
+        chunk.blocks = chunk_blocks(chunk.text, cited)
+    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document),
+               "releases": release_labels(workspace_id=document.workspace_id)}
     return render(request, "rag/document_detail.html", context)
 
 

@@ -39,6 +39,39 @@
     }).catch(done);
   }
 
+  // The question box keeps whatever was typed while an answer was on its way: only the text sent leaves it.
+  function askForm(event) {
+    return event.target && event.target.closest ? event.target.closest("form.ask") : null;
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = askForm(event);
+    if (form) form.dataset.sent = form.elements.question.value;
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = askForm(event);
+    if (!form || !event.detail.successful) return;
+    var box = form.elements.question;
+    var sent = form.dataset.sent || "";
+    delete form.dataset.sent;
+    // Edited since (the sent text is no longer its start): the box is the user's, left as it is.
+    if (box.value.indexOf(sent) === 0) box.value = box.value.slice(sent.length).replace(/^\s+/, "");
+  });
+
+  // A conversation opens at its latest exchange, and a new one comes into view when it arrives.
+  function showLatest() {
+    var questions = document.querySelectorAll("#messages article.msg-user");
+    if (questions.length) questions[questions.length - 1].scrollIntoView({ block: "start" });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!window.location.hash) showLatest();
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.target && event.target.id === "messages") showLatest();
+  });
+
   function scan(root) {
     (root || document).querySelectorAll("article[data-stream-url]").forEach(stream);
   }
