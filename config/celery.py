@@ -20,6 +20,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("docent")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(["rag.sources"])  # rag.sources.tasks: syncing folder and Git sources
 
 logger = logging.getLogger(__name__)
 

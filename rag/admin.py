@@ -529,3 +529,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         self.message_user(request, f"Revoked {api_tokens_revoke(tokens=queryset)} token(s).", messages.SUCCESS)
+
+
+from rag.sources import admin as sources_admin  # noqa: E402,F401  registers the Source admin (rag.sources owns it)

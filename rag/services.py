@@ -10,7 +10,7 @@ import struct
 import uuid
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -50,8 +50,13 @@ def indexing_job_create(
     source: str = IndexingJob.Source.CLI,
     created_by=None,
     enqueue: bool = True,
+    select: Callable[[str], bool] | None = None,
+    sync_source=None,
 ) -> IndexingJob:
-    """Queue every file under `paths`; documents missing from an ingested folder are archived."""
+    """Queue every file under `paths`; documents missing from an ingested folder are archived.
+
+    select: which paths inside a folder to take (a source's include/exclude globs); sync_source: the Source synced.
+    """
     files: list[Path] = []
     folders: list[Path] = []
     shown: dict[Path, str] = {}  # what pages show: the path inside the folder given, a lone file's name
@@ -59,7 +64,8 @@ def indexing_job_create(
         resolved = given.expanduser().resolve()
         if resolved.is_dir():
             folders.append(resolved)
-            under = list(_files_under(resolved))
+            under = [path for path in _files_under(resolved)
+                     if select is None or select(path.relative_to(resolved).as_posix())]
             files.extend(under)
             shown.update({path: path.relative_to(resolved).as_posix() for path in under})
         elif resolved.is_file():
@@ -71,7 +77,7 @@ def indexing_job_create(
     unchanged = _unchanged_documents(workspace, files)
     with transaction.atomic():
         job = IndexingJob.objects.create(
-            workspace=workspace, source=source, created_by=created_by,
+            workspace=workspace, source=source, created_by=created_by, sync_source=sync_source,
             # Folder names only: the server's own layout is for staff (the admin shows items' paths).
             description=", ".join(given.expanduser().resolve().name or str(given) for given in paths)[:500],
         )
@@ -356,7 +362,7 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         outcome = document_index(
             workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
             file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
-            display_path=item.display_path,
+            display_path=item.display_path, hints=item.hints,
         )
     except Exception as exc:
         # Transient errors are retried by the task; anything else must still end the item.
@@ -470,7 +476,8 @@ def documents_reindex(*, documents, created_by=None) -> IndexingJob | None:
         sources = {item.document_id: item for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")}
         items = IndexingJobItem.objects.bulk_create(
             IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=sources[d.pk].source_file,
-                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)
+                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time,
+                            hints=sources[d.pk].hints)
             if d.pk in sources else IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=d.path)
             for d in docs if d.workspace_id == workspace.pk
         )
