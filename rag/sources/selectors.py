@@ -44,6 +44,24 @@ def source_row(source: Source) -> dict:
         "last_job_id": job.pk if job else None,
         "last_job_finished": bool(job and job.finished_at),
         "last_changes": source.last_changes,
+        "last_changes_text": changes_text(source.last_changes),
         "last_error": source.last_error,
         "tags_read": (source.state or {}).get("order", []),
     }
+
+
+def changes_text(changes: dict) -> str:
+    """What a sync found besides its job's counts, in words: "tags read 1.3, 1.4; branch force-pushed: re-read"."""
+    parts = []
+    if changes.get("tags_read"):
+        parts.append("tags read " + ", ".join(changes["tags_read"]))
+    if changes.get("tags_dropped"):
+        parts.append("tags gone or moved " + ", ".join(changes["tags_dropped"]))
+    if changes.get("force_push"):
+        parts.append("branch force-pushed: re-read")
+    elif changes.get("branch_moved"):
+        parts.append("branch moved")
+    for key, words in (("renamed", "renamed"), ("relabelled", "relabelled"), ("unarchived", "back from the archive")):
+        if changes.get(key):
+            parts.append(f"{changes[key]} {words}")
+    return "; ".join(parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from rag.management.following import job_follow
 from rag.models import Source, Workspace
 from rag.sources.git import location_shown
-from rag.sources.selectors import source_row
+from rag.sources.selectors import changes_text, source_row
 from rag.sources.services import SourceError, source_add, source_remove, source_sync
 
 
@@ -35,6 +36,8 @@ class Command(BaseCommand):
         sync.add_argument("--workspace", required=True)
         sync.add_argument("--sync", action="store_true", help="index and merge in this process, without a worker")
         sync.add_argument("--timeout", type=float, default=0, help="give up waiting after N seconds (0: never)")
+        # Also after the action (`source sync NAME --verbosity 0`); SUPPRESS keeps a value given before it.
+        sync.add_argument("--verbosity", "-v", type=int, choices=[0, 1, 2, 3], default=argparse.SUPPRESS)
         listing = actions.add_parser("list", help="a workspace's sources and their last sync")
         listing.add_argument("--workspace", required=True)
         listing.add_argument("--json", action="store_true", help="one JSON list")
@@ -70,9 +73,7 @@ class Command(BaseCommand):
         except SourceError as exc:
             raise CommandError(f"source {name}: {exc}") from None
         source.refresh_from_db()
-        changes = ", ".join(f"{key} {value}" for key, value in source.last_changes.items()
-                            if value not in (0, False, [], "") and key != "files")
-        if changes:
+        if changes := changes_text(source.last_changes):
             self.stdout.write(f"source {name}: {changes}")
         # The job is an indexing job like any other: `ingest`'s progress and summary follow it.
         job_follow(job=job, run_here=sync, timeout=timeout, out=self.stdout, quiet=verbosity == 0)
