@@ -141,7 +141,7 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
             document.path = row.document_path
             _relabel(document, _hints(row, dates, head_date))
             documents[row.document_path] = document
-            after_document_indexed(document_id=document.pk)  # its place in the family may have changed
+            after_document_indexed(document_id=document.pk, inline=not enqueue)  # its family place may change
             moved += 1
     live = [row for row in rows.values() if row.tags or row.on_branch]
     gone = [documents[row.document_path].pk for row in rows.values()

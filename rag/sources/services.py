@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from rag.models import Document, IndexingJob, Source, Workspace
 from rag.services import documents_archive
 from rag.sources.folder import SourcePaused, folder_sync_job
 from rag.sources.git import GitSourceError, is_remote, location_check, location_shown
-from rag.sources.git_sync import git_sync_job, source_document_prefix
+from rag.sources.git_sync import git_mirror_dir, git_sync_job, source_document_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -71,9 +72,12 @@ def source_documents(source: Source):
 
 def source_remove(*, source: Source, archive_documents: bool = False) -> int:
     """Forget the source; its documents stay searchable unless archived here. Returns how many were archived."""
+    mirror = git_mirror_dir(source) if source.kind == Source.Kind.GIT else None
     with transaction.atomic():
         archived = documents_archive(documents=source_documents(source)) if archive_documents else 0
         source.delete()
+        if mirror is not None:  # a remote's copy is ours to delete; a local repository is left alone
+            transaction.on_commit(lambda: shutil.rmtree(mirror, ignore_errors=True))
     return archived
 
 

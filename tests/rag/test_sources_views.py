@@ -29,6 +29,7 @@ def test_members_see_their_sources_and_sync_them_now(logged_in_client, workspace
     page = logged_in_client.get("/documents/sources/")
     assert page.status_code == 200 and b"share" in page.content and b"not-yours" not in page.content
     assert b"never synced" in page.content and b"Staff add sources" in page.content
+    assert str(share).encode() not in page.content  # where on the server: for staff
 
     with django_capture_on_commit_callbacks(execute=False):
         response = logged_in_client.post(f"/documents/sources/{source.pk}/sync/")
