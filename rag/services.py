@@ -401,9 +401,15 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
 
 
 def _documents_show_paths(shown: dict[int, str]) -> None:
-    """Record the path pages show for each document (relative to the folder it was last ingested from)."""
+    """Record the path pages show for each document (relative to the folder it was last ingested from).
+
+    One read for all, then a write only where the path changed: a re-sync of a large unchanged folder
+    is one query here, not one per file.
+    """
+    current = dict(Document.objects.filter(pk__in=list(shown)).values_list("pk", "display_path"))
     for document_id, display_path in shown.items():
-        Document.objects.filter(pk=document_id).exclude(display_path=display_path).update(display_path=display_path)
+        if document_id in current and current[document_id] != display_path:
+            Document.objects.filter(pk=document_id).update(display_path=display_path)
 
 
 def _indexed_since(document_id: int | None, moment) -> bool:
