@@ -3,13 +3,17 @@
 A local repository is read where it is; a clone URL is fetched into a bare mirror under DATA_DIR, whose
 branches and tags follow the remote's exactly (a force push moves them back, a deleted tag goes).
 Credentials come from the environment (GIT_SOURCE_USERNAME / GIT_SOURCE_PASSWORD) or git's own set-up
-(the credential store, ssh keys), never from the stored location, and never reach a log line.
+(`git credential fill`: its helpers and store; ssh keys), never from the stored location, and never reach
+a log line.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import stat
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -78,9 +82,8 @@ def repository_open(*, location: str, mirror: Path) -> Repo:
 def _fetch(repo: Repo, location: str) -> None:
     shown = location_shown(location)
     try:
-        client, remote_path = get_transport_and_path(
-            location, username=settings.GIT_SOURCE_USERNAME or None, password=settings.GIT_SOURCE_PASSWORD or None,
-        )
+        username, password = credentials_for(location)
+        client, remote_path = get_transport_and_path(location, username=username, password=password)
         result = client.fetch(remote_path, repo, determine_wants=_wants(repo))
     except Exception as exc:  # network, protocol, authentication: the remote is unusable this time, nothing else
         reason = str(exc).replace(location, shown)[:300] or type(exc).__name__
@@ -95,6 +98,30 @@ def _fetch(repo: Repo, location: str) -> None:
     head = (result.symrefs or {}).get(b"HEAD")
     if head:
         repo.refs.set_symbolic_ref(b"HEAD", head)
+
+
+def credentials_for(location: str) -> tuple[str | None, str | None]:
+    """HTTPS credentials: the environment's, else what git's credential set-up (helpers, the store) gives.
+
+    `git credential fill` runs without a terminal, so a missing credential is a clear failure of the
+    fetch, never a prompt; ssh URLs use ssh's own keys and agent.
+    """
+    if settings.GIT_SOURCE_USERNAME or settings.GIT_SOURCE_PASSWORD:
+        return settings.GIT_SOURCE_USERNAME or None, settings.GIT_SOURCE_PASSWORD or None
+    parts = urlsplit(location) if "://" in location else None
+    if parts is None or parts.scheme not in ("http", "https") or shutil.which("git") is None:
+        return parts.username if parts else None, None
+    asked = f"protocol={parts.scheme}\nhost={parts.netloc.rsplit('@', 1)[-1]}\n"
+    asked += f"username={parts.username}\n" if parts.username else ""
+    try:
+        answer = subprocess.run(["git", "credential", "fill"], input=asked + "\n", capture_output=True, text=True,
+                                timeout=30, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""})
+    except (OSError, subprocess.TimeoutExpired):
+        return parts.username, None
+    found = dict(line.split("=", 1) for line in answer.stdout.splitlines() if "=" in line)
+    if answer.returncode != 0 or "password" not in found:
+        return parts.username, None
+    return found.get("username") or parts.username, found["password"]
 
 
 def _wants(repo: Repo) -> Callable:

@@ -150,3 +150,20 @@ def test_a_password_in_the_url_is_refused_and_credentials_never_logged(workspace
         source_sync(source_id=source.pk)
     source.refresh_from_db()
     assert "s3cret" not in caplog.text and "s3cret" not in source.last_error and "bot@" not in source.last_error
+
+
+def test_https_credentials_come_from_the_environment_else_from_gits_credential_store(tmp_path, monkeypatch,
+                                                                                    settings):
+    from rag.sources.git import credentials_for
+
+    settings.GIT_SOURCE_USERNAME, settings.GIT_SOURCE_PASSWORD = "bot", "env-token"
+    assert credentials_for("https://git.example.com/docs.git") == ("bot", "env-token")
+    settings.GIT_SOURCE_USERNAME = settings.GIT_SOURCE_PASSWORD = ""
+    store = tmp_path / "credentials"
+    store.write_text("https://ci:store-token@git.example.com\n")
+    config = tmp_path / "gitconfig"
+    config.write_text(f"[credential]\n\thelper = store --file={store}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    assert credentials_for("https://git.example.com/docs.git") == ("ci", "store-token")
+    assert credentials_for("https://other.example.com/docs.git") == (None, None)  # no prompt, no credential
