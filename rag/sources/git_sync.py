@@ -100,8 +100,6 @@ def git_sync_job(*, source: Source, enqueue: bool, created_by=None) -> tuple[Ind
                 row.on_branch = key in held
                 touched.add(key)
     rank = {name: index for index, name in enumerate(order)}
-    dates = {name: commit_date(repo, tags[name]) for name in {row.tags[0] for row in rows.values() if row.tags}
-             if name in tags}
     head_date = commit_date(repo, branch_commit) if branch_commit else timezone.now()
     for key in touched:
         row = rows[key]
@@ -110,6 +108,8 @@ def git_sync_job(*, source: Source, enqueue: bool, created_by=None) -> tuple[Ind
             row.document_path = f"{source_document_prefix(source)}/{row.tags[0]}/{row.file_path}"
         elif not row.document_path:  # only the branch holds it: a place of its own until a tag does
             row.document_path = f"{source_document_prefix(source)}/{branch}@{branch_commit[:10]}/{row.file_path}"
+    dates = {name: commit_date(repo, tags[name]) for name in {row.tags[0] for row in rows.values() if row.tags}
+             if name in tags}  # first tags, once every row's tags are in order
     with transaction.atomic():
         job, changes = _job_create(source=source, repo=repo, rows=rows, touched=touched, dates=dates,
                                    head_date=head_date, created_by=created_by, enqueue=enqueue)

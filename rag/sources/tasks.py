@@ -15,7 +15,7 @@ logger = logging.getLogger(__name__)
 @shared_task(name="rag.sources.tasks.sync_source", autoretry_for=TRANSIENT_ERRORS, retry_backoff=True,
              retry_jitter=True, max_retries=3, soft_time_limit=900, time_limit=960)
 def sync_source(source_id: int) -> int | None:
-    """Start the source's sync job (a fetch of a remote included); a sync that cannot start is recorded on the source."""
+    """Start the source's sync job (a remote's fetch included); a sync that cannot start says why on the source."""
     try:
         return source_sync(source_id=source_id).pk
     except SourceError as exc:

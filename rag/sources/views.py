@@ -20,7 +20,7 @@ def sources(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         if not request.user.is_staff:
-            messages.error(request, "Only staff can add sources: a source reads folders and repositories on the server.")
+            messages.error(request, "Only staff add sources: a source reads folders and repositories on the server.")
             return redirect("sources")
         if form.is_valid():
             try:

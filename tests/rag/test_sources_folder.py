@@ -23,7 +23,8 @@ def folder(tmp_path):
     root = tmp_path / "share"
     _write(root, "guide.md", "# Guide\n\nThe gateway listens on port 8443.\n")
     _write(root, "ops/runbook.md", "# Runbook\n\nRestart the gateway with systemctl restart gateway.\n")
-    _write(root, "ops/notes.md", "# Capacity notes\n\nCapacity planning notes: two gateway nodes per region, each with eight cores.\n")
+    _write(root, "ops/notes.md",
+           "# Capacity notes\n\nCapacity planning notes: two gateway nodes per region, each with eight cores.\n")
     _write(root, "drafts/wip.md", "# Draft\n\nNot ready.\n")
     return root
 

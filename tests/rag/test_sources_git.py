@@ -42,7 +42,8 @@ def _document(workspace, file_path: str, text: str) -> Document:
 
 def test_one_document_per_blob_labelled_and_dated_by_its_first_tag(source, workspace):
     sync_here(source.pk)
-    rows = {(row.file_path, row.tags[0] if row.tags else "main"): row for row in SourceFile.objects.filter(source=source)}
+    rows = {(row.file_path, row.tags[0] if row.tags else "main"): row
+            for row in SourceFile.objects.filter(source=source)}
     assert set(rows) == {("docs/guide.md", "v1.0"), ("docs/guide.md", "v1.2"), ("docs/limits.md", "v1.1"),
                          ("docs/limits.md", "main")}
     assert rows[("docs/guide.md", "v1.0")].tags == ["v1.0", "v1.1"]
@@ -167,3 +168,14 @@ def test_https_credentials_come_from_the_environment_else_from_gits_credential_s
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     assert credentials_for("https://git.example.com/docs.git") == ("ci", "store-token")
     assert credentials_for("https://other.example.com/docs.git") == (None, None)  # no prompt, no credential
+
+
+def test_a_tag_older_than_those_read_becomes_the_first_tag_of_its_blobs(source, workspace, repo):
+    sync_here(source.pk)
+    first = repo.git("rev-list", "--max-parents=0", "HEAD")
+    repo.git("tag", "v0.9", first)  # a release tagged late, older than every tag already read
+    job = sync_here(source.pk)
+    old_guide = _document(workspace, "docs/guide.md", "8080")
+    assert (old_guide.version_label, old_guide.version_source) == ("0.9", "git_tag")
+    assert job.items.count() == 0 and old_guide.path.startswith("git/docs/v0.9/")
+    assert SourceFile.objects.get(source=source, document_path=old_guide.path).tags == ["v0.9", "v1.0", "v1.1"]
