@@ -66,3 +66,20 @@ def test_errors_are_one_clear_line(workspace, tmp_path):
     with pytest.raises(CommandError, match="source gone: the folder .* is gone"):
         _run("source", "sync", "gone", "--workspace", workspace.slug, "--sync")
     assert "paused: the folder" in _run("source", "list", "--workspace", workspace.slug)
+
+
+@pytest.mark.worker
+def test_a_git_sync_is_an_indexing_job_that_real_workers_run(start_worker, tmp_path):
+    from tests.factories import UserFactory, WorkspaceFactory
+
+    workspace = WorkspaceFactory(members=[UserFactory()])
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit({"docs/index.md": "# Docs\n\nThe first release of the handbook.\n",
+                 "docs/setup.md": "# Setup\n\nInstall the agent on every node.\n"})
+    repo.tag("2.0")
+    _run("source", "add", "handbook", "--workspace", workspace.slug, "--git", str(repo.path))
+    start_worker(queues="ingest,merge,default")
+    out = _run("source", "sync", "handbook", "--workspace", workspace.slug, "--timeout", "120", "--verbosity", "0")
+    assert "2 file(s): 2 indexed" in out
+    assert set(Document.objects.filter(workspace=workspace).values_list("version_label", "date_source")) == \
+        {("2.0", "git_commit")}
