@@ -40,8 +40,10 @@ def _document(workspace, file_path: str, text: str) -> Document:
                 if text in doc.chunks.first().text)
 
 
-def test_one_document_per_blob_labelled_and_dated_by_its_first_tag(source, workspace):
-    sync_here(source.pk)
+def test_one_document_per_blob_labelled_and_dated_by_its_first_tag(source, workspace,
+                                                                   django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):  # the merges, which build the families
+        sync_here(source.pk)
     rows = {(row.file_path, row.tags[0] if row.tags else "main"): row
             for row in SourceFile.objects.filter(source=source)}
     assert set(rows) == {("docs/guide.md", "v1.0"), ("docs/guide.md", "v1.2"), ("docs/limits.md", "v1.1"),
@@ -55,6 +57,10 @@ def test_one_document_per_blob_labelled_and_dated_by_its_first_tag(source, works
     unreleased = _document(workspace, "docs/limits.md", "250")
     assert unreleased.version_label == "" and unreleased.doc_date.date().isoformat() == "2024-01-05"
     assert Document.objects.filter(workspace=workspace).count() == 4  # README.txt and src/ left out
+    # The branch's head is the newest version: its text is the current one, the 1.1 text an older version.
+    assert unreleased.is_latest_version and unreleased.family_id is not None
+    assert not _document(workspace, "docs/limits.md", "100").is_latest_version
+    assert not old.is_latest_version and _document(workspace, "docs/guide.md", "9090").is_latest_version
 
 
 def test_as_of_a_tag_finds_the_blob_its_tree_holds_even_when_written_for_an_older_tag(source, workspace):
