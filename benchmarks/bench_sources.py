@@ -55,7 +55,7 @@ def page(number: int, revision: int = 0) -> str:
 
 def timed_sync(source_id: int, *, merge_inline: bool = True) -> tuple[float, dict]:
     from rag.models import IndexingJobItem
-    from rag.services import job_item_run
+    from rag.jobs.run import job_item_run
     from rag.sources.services import source_sync
 
     started = time.perf_counter()

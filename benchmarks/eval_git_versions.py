@@ -98,7 +98,7 @@ def questions_check(questions: list[dict], trees: dict[str, dict[str, bytes]]) -
 
 def sync_here(source_id: int):
     from rag.models import IndexingJobItem
-    from rag.services import job_item_run
+    from rag.jobs.run import job_item_run
     from rag.sources.services import source_sync
 
     job = source_sync(source_id=source_id, enqueue=False)

@@ -449,8 +449,7 @@ class Source(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="sources")
     name = models.SlugField(max_length=100)
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    location = models.CharField(max_length=2048, help_text="The folder, or the Git repository's path or clone URL "
-                                                           "(never with a password: see the README).")
+    location = models.CharField(max_length=2048, help_text="A folder, or a Git repository's path or clone URL.")
     branch = models.CharField(max_length=200, blank=True, help_text="Git: the branch read; empty: the default branch.")
     tags_pattern = models.CharField(max_length=200, blank=True,
                                     help_text="Git: a glob of the tags read; empty: tags that parse as versions.")

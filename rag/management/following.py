@@ -11,8 +11,9 @@ from django.core.management.base import CommandError, OutputWrapper
 from tqdm import tqdm
 
 from config.celery import live_workers
+from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, IndexingJobItem
-from rag.services import job_item_run, job_progress, job_summary
+from rag.progress import job_progress, job_summary
 
 # Without a worker heartbeat this long, waiting is pointless: say so instead of waiting forever.
 NO_WORKER_GRACE_SECONDS = 30

@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.SlugField(max_length=100)),
                 ('kind', models.CharField(choices=[('folder', 'Folder'), ('git', 'Git repository')], max_length=10)),
-                ('location', models.CharField(help_text="The folder, or the Git repository's path or clone URL (never with a password: see the README).", max_length=2048)),
+                ('location', models.CharField(help_text="A folder, or a Git repository's path or clone URL.", max_length=2048)),
                 ('branch', models.CharField(blank=True, help_text='Git: the branch read; empty: the default branch.', max_length=200)),
                 ('tags_pattern', models.CharField(blank=True, help_text='Git: a glob of the tags read; empty: tags that parse as versions.', max_length=200)),
                 ('include', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=300), blank=True, default=list, help_text='Globs of the paths read (inside the folder or repository); empty: all.', size=None)),

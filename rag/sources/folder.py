@@ -1,4 +1,4 @@
-"""A folder source's sync: the ingest of a folder (rag.services.indexing_job_create), plus what a source adds.
+"""A folder source's sync: the ingest of a folder (rag.uploads.indexing_job_create), plus what a source adds.
 
 Unchanged bytes queue nothing (whatever their mtime says); a file that moved inside the folder keeps its
 document (found by content, so nothing is encoded again and reviewers' decisions stay); a folder that is
@@ -15,7 +15,7 @@ from django.db import transaction
 
 from rag.ingest.pipeline import file_hash
 from rag.models import Document, IndexingJob, Source
-from rag.services import indexing_job_create
+from rag.uploads import indexing_job_create
 from rag.sources.selection import path_selector
 
 

@@ -22,16 +22,16 @@ from django.db import transaction
 from django.utils import timezone
 from dulwich.repo import Repo
 
-from rag.hooks import after_document_indexed
-from rag.jobs import job_finish_if_done
+from rag.documents import documents_archive, documents_unarchive
+from rag.jobs.lifecycle import job_finish_if_done
+from rag.jobs.merging import merge_after_commit
+from rag.jobs.queue import index_send
 from rag.lineage.labels import parse_version, version_key
 from rag.models import Document, IndexingJob, IndexingJobItem, Source, SourceFile
-from rag.services import documents_archive, documents_unarchive
 from rag.sources.git import (
     GitSourceError, blob_read, commit_date, fast_forward, location_shown, refs_read, repository_open, tree_files,
 )
 from rag.sources.selection import path_selector
-from rag.tasks import index_document
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
             document.path = row.document_path
             _relabel(document, _hints(row, dates, head_date))
             documents[row.document_path] = document
-            after_document_indexed(document_id=document.pk, inline=not enqueue)  # its family place may change
+            merge_after_commit(document_id=document.pk, inline=not enqueue)  # its family place may change
             moved += 1
     live = [row for row in rows.values() if row.tags or row.on_branch]
     gone = [documents[row.document_path].pk for row in rows.values()
@@ -169,7 +169,7 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
     job_finish_if_done(job.pk)
     if enqueue:
         ids = [item.pk for item in items]
-        transaction.on_commit(lambda: [index_document.delay(item_id) for item_id in ids])
+        transaction.on_commit(lambda: index_send(ids))
     return job, {"queued": len(items), "relabelled": moved, "archived": job.archived_count, "unarchived": len(back)}
 
 

@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from rag.models import Source, Workspace
-from rag.services import job_summary
+from rag.progress import job_summary
 from rag.sources.git import location_shown
 
 

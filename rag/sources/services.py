@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from rag.models import Document, IndexingJob, Source, Workspace
-from rag.services import documents_archive
+from rag.documents import documents_archive
 from rag.sources.folder import SourcePaused, folder_sync_job
 from rag.sources.git import GitSourceError, is_remote, location_check, location_shown
 from rag.sources.git_sync import git_mirror_dir, git_sync_job, source_document_prefix

@@ -7,7 +7,7 @@ import logging
 from celery import shared_task
 
 from rag.sources.services import SourceError, source_sync, sources_due
-from rag.tasks import TRANSIENT_ERRORS
+from rag.jobs.queue import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 

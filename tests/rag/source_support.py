@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from rag.models import IndexingJob, IndexingJobItem
-from rag.services import job_item_run
+from rag.jobs.run import job_item_run
 from rag.sources.services import source_sync
 
 

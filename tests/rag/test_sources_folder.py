@@ -112,7 +112,7 @@ def test_an_emptied_mount_point_pauses_instead_of_archiving(source, workspace, f
 
 def test_a_folder_vanishing_mid_sync_fails_its_files_with_a_reason_and_the_next_sync_completes(
         source, workspace, folder, tmp_path):
-    from rag.services import job_item_run
+    from rag.jobs.run import job_item_run
 
     sync_here(source.pk)
     for name in ("guide.md", "ops/runbook.md"):

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from rag.management.following import job_follow
 from rag.models import IndexingJob, Workspace
-from rag.services import indexing_job_create
+from rag.uploads import indexing_job_create
 from rag.workspaces import WorkspaceError, workspace_create
 
 

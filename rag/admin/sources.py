@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from rag.models import Source, SourceFile
-from rag.services import job_summary
+from rag.progress import job_summary
 from rag.sources.git import location_shown
 from rag.sources.services import SourceError, source_sync
 
