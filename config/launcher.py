@@ -249,11 +249,14 @@ def main() -> int:
     children = [
         Child("worker", worker_args, logs / "worker.log", worker_env),
         Child("web", web_command(host, port, logs), logs / "web.log"),
+        # Folder sources marked "watch" sync on file-system events too (rag.sources.watch).
+        Child("watcher", [sys.executable, str(ROOT / "manage.py"), "watch_sources"], logs / "watcher.log"),
     ]
     for child in children:
         child.start()
     concurrency = worker_args[worker_args.index("--concurrency") + 1]
     _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}")
+    _say(f"watcher: folder sources marked 'watch' also sync on file changes, log {_shown(logs / 'watcher.log')}")
     web = next(child for child in children if child.name == "web")
     if _wait_for_port(host, int(port), web):
         _say(f"web: 2 processes, access log {_shown(logs / 'access.log')}, errors {_shown(logs / 'web.log')}")

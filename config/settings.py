@@ -228,8 +228,11 @@ JOB_ITEM_LEASE_SECONDS = env.int("JOB_ITEM_LEASE_SECONDS", default=720)
 JOB_ITEM_MAX_LOST_RUNS = env.int("JOB_ITEM_MAX_LOST_RUNS", default=3)
 # How often Celery beat runs the reaper (rag.tasks.reap_job_items); `make run` runs beat in its worker.
 JOB_REAPER_INTERVAL_SECONDS = env.int("JOB_REAPER_INTERVAL_SECONDS", default=60)
+# How often beat looks for folder and Git sources whose schedule says they are due (rag.sources).
+SOURCE_SCHEDULE_TICK_SECONDS = env.int("SOURCE_SCHEDULE_TICK_SECONDS", default=60)
 CELERY_BEAT_SCHEDULE = {
     "reap-job-items": {"task": "rag.tasks.reap_job_items", "schedule": float(JOB_REAPER_INTERVAL_SECONDS)},
+    "sync-due-sources": {"task": "rag.sources.tasks.sync_due_sources", "schedule": float(SOURCE_SCHEDULE_TICK_SECONDS)},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Workers write a heartbeat key; /healthz reads it rather than broadcasting pings.
@@ -253,6 +256,13 @@ LOGGING = {
 # --- Docent knobs ---------------------------------------------------------------
 # The encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", or "hashing" (tests only).
 EMBEDDING_ENCODER = env.str("EMBEDDING_ENCODER", default="minilm")
+
+# Git sources: credentials for clone URLs over HTTPS, from the environment only (never stored with the source);
+# unset, git's own credential store and ssh keys apply.
+GIT_SOURCE_USERNAME = env.str("GIT_SOURCE_USERNAME", default="")
+GIT_SOURCE_PASSWORD = env.str("GIT_SOURCE_PASSWORD", default="")
+# Folder sources with file-system watching: events closer together than this make one sync.
+SOURCE_WATCH_DEBOUNCE_SECONDS = env.float("SOURCE_WATCH_DEBOUNCE_SECONDS", default=5.0)
 
 # Ingestion: files larger than this fail with a reason instead of filling memory.
 INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 1024)

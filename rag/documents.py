@@ -74,7 +74,8 @@ def documents_reindex(*, documents: QuerySet[Document], created_by=None) -> Inde
         sources = {item.document_id: item for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")}
         items = IndexingJobItem.objects.bulk_create(
             IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=sources[d.pk].source_file,
-                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)
+                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time,
+                            hints=sources[d.pk].hints)
             if d.pk in sources else IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=d.path)
             for d in docs if d.workspace_id == workspace.pk
         )
@@ -84,6 +85,12 @@ def documents_reindex(*, documents: QuerySet[Document], created_by=None) -> Inde
 
 
 def documents_show_paths(shown: dict[int, str]) -> None:
-    """Record the path pages show for each document (relative to the folder it was last ingested from)."""
+    """Record the path pages show for each document (relative to the folder it was last ingested from).
+
+    One read for all, then a write only where the path changed: a re-sync of a large unchanged folder
+    is one query here, not one per file.
+    """
+    current = dict(Document.objects.filter(pk__in=list(shown)).values_list("pk", "display_path"))
     for document_id, display_path in shown.items():
-        Document.objects.filter(pk=document_id).exclude(display_path=display_path).update(display_path=display_path)
+        if document_id in current and current[document_id] != display_path:
+            Document.objects.filter(pk=document_id).update(display_path=display_path)

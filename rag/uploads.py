@@ -11,7 +11,7 @@ import struct
 import uuid
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -44,8 +44,13 @@ def indexing_job_create(
     source: str = IndexingJob.Source.CLI,
     created_by=None,
     enqueue: bool = True,
+    select: Callable[[str], bool] | None = None,
+    sync_source=None,
 ) -> IndexingJob:
-    """Queue every file under `paths`; documents missing from an ingested folder are archived."""
+    """Queue every file under `paths`; documents missing from an ingested folder are archived.
+
+    select: which paths inside a folder to take (a source's include/exclude globs); sync_source: the Source synced.
+    """
     files: list[Path] = []
     folders: list[Path] = []
     shown: dict[Path, str] = {}  # what pages show: the path inside the folder given, a lone file's name
@@ -53,7 +58,8 @@ def indexing_job_create(
         resolved = given.expanduser().resolve()
         if resolved.is_dir():
             folders.append(resolved)
-            under = list(_files_under(resolved))
+            under = [path for path in _files_under(resolved)
+                     if select is None or select(path.relative_to(resolved).as_posix())]
             files.extend(under)
             shown.update({path: path.relative_to(resolved).as_posix() for path in under})
         elif resolved.is_file():
@@ -65,7 +71,7 @@ def indexing_job_create(
     unchanged = _unchanged_documents(workspace, files)
     with transaction.atomic():
         job = IndexingJob.objects.create(
-            workspace=workspace, source=source, created_by=created_by,
+            workspace=workspace, source=source, created_by=created_by, sync_source=sync_source,
             # Folder names only: the server's own layout is for staff (the admin shows items' paths).
             description=", ".join(given.expanduser().resolve().name or str(given) for given in paths)[:500],
         )

@@ -33,7 +33,7 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         outcome = document_index(
             workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
             file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
-            display_path=item.display_path,
+            display_path=item.display_path, hints=item.hints,
         )
     except Exception as exc:
         # Transient errors are retried by the task; anything else must still end the item.

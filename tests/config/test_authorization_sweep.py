@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from chat.models import Conversation, Message
-from rag.models import ApiToken, Contradiction, Document, DocumentFamily, IndexingJob, Workspace
+from rag.models import ApiToken, Contradiction, Document, DocumentFamily, IndexingJob, Source, Workspace
 from rag.tokens import api_token_create
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.licensing.factories import LicenseFactory
@@ -70,9 +70,11 @@ def victim() -> Victim:
     conversation = Conversation.objects.create(workspace=workspace, user=owner, title=f"About {MARKER}")
     message = Message.objects.create(conversation=conversation, role="assistant", content=f"It is {MARKER}.")
     token, _raw = api_token_create(user=owner, name=f"token {MARKER}")
+    source = Source.objects.create(workspace=workspace, name="secret", kind=Source.Kind.FOLDER,
+                                   location=f"/secret/{MARKER}")
     return Victim(workspace.slug, {"owner": owner.pk, "colleague": colleague.pk, "document": document.pk,
                                    "job": job.pk, "conversation": conversation.pk, "message": message.pk,
-                                   "token": token.pk})
+                                   "token": token.pk, "source": source.pk})
 
 
 # Which of the victim's objects a `pk` names, by URL name.
@@ -81,6 +83,7 @@ PK_OWNERS = {
     "conversation-detail": "conversation", "message-create": "conversation", "options-update": "conversation",
     "options-make-default": "conversation",
     "message-detail": "message", "message-stream": "message", "api-token-revoke": "token",
+    "source-sync": "source",
 }
 
 
