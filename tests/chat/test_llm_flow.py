@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from chat.answering import answer
+from chat.llm import LLMError, stream_chat
 from chat.models import Conversation, Message
 from chat.prompts import llm_messages
 from rag.retrieval import search_for_chat
@@ -134,6 +135,27 @@ def test_a_trickling_server_is_cut_at_the_total_deadline(workspace, api_versions
         took = time.monotonic() - started
     assert result.mode == "extractive" and "within 0.5 s" in result.notice
     assert "1200" in result.text and took < 1.5
+
+
+def test_a_server_that_trickles_bytes_without_a_newline_is_cut_at_the_total_deadline(settings):
+    # 60 bytes a second, one event line of ~130 bytes: a line is complete only after ~2 s, while every
+    # read gets a byte well within LLM_TIMEOUT_SECONDS. Only a deadline checked on each read stops it.
+    with FakeLLM("It is 1200 requests per minute [1] " * 2, byte_delay=1 / 60) as server:
+        settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "m"
+        settings.LLM_TIMEOUT_SECONDS, settings.LLM_ANSWER_DEADLINE_SECONDS = 5, 0.5
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="within 0.5 s"):
+            list(stream_chat([{"role": "user", "content": QUESTION}]))
+        took = time.monotonic() - started
+    assert took < 1.0
+
+
+def test_a_server_that_never_ends_its_line_is_refused(settings, monkeypatch):
+    monkeypatch.setattr("chat.llm.MAX_EVENT_LINE_BYTES", 64)
+    with FakeLLM("x" * 500, byte_delay=0.0001) as server:
+        settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "m"
+        with pytest.raises(LLMError, match="a line over 64 bytes"):
+            list(stream_chat([{"role": "user", "content": QUESTION}]))
 
 
 @pytest.mark.django_db
