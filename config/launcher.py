@@ -77,7 +77,7 @@ def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[
     concurrency = int(environ.get("DOCENT_WORKER_CONCURRENCY") or min(2, cpus))
     env = {**environ, "OMP_NUM_THREADS": environ.get("OMP_NUM_THREADS") or str(max(1, cpus // concurrency))}
     # --beat: Celery beat inside the worker runs the reaper (rag.tasks.reap_job_items) on this one machine.
-    command = [str(BIN / "celery"), "-A", "config", "worker", "-Q", "default,ingest,merge",
+    command = [str(BIN / "celery"), "-A", "config", "worker", "-Q", "default,ingest,merge,answers",
                "--concurrency", str(concurrency), "--loglevel", "INFO", "--beat"]
     return command, env
 

@@ -207,6 +207,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ROUTES = {
     "rag.tasks.index_*": {"queue": "ingest"},
     "rag.tasks.merge_*": {"queue": "merge"},
+    # A generated answer holds its worker process for the model's whole reply: its own queue.
+    "chat.tasks.*": {"queue": "answers"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_WORKER_SEND_TASK_EVENTS = False
@@ -310,6 +312,12 @@ LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60)
 # A whole generated answer must be in by then, else the extractive answer stands with a notice.
 LLM_ANSWER_DEADLINE_SECONDS = env.float("LLM_ANSWER_DEADLINE_SECONDS", default=120)
+# Questions one user may ask a minute, all conversations together: each costs a search, maybe a model call.
+CHAT_ASKS_PER_MINUTE = env.int("CHAT_ASKS_PER_MINUTE", default=10)
+# Answer streams one web process serves at once: each holds one of its 4 threads, so pages keep the rest.
+CHAT_STREAMS_PER_PROCESS = env.int("CHAT_STREAMS_PER_PROCESS", default=2)
+# A stream ends after this long and the page opens another: no reader holds a thread for a whole slow answer.
+CHAT_STREAM_MAX_SECONDS = env.float("CHAT_STREAM_MAX_SECONDS", default=20)
 
 # --- dedup merging ------------------------------------------------------------------
 # Cosine at or above which chunks of different documents are versions of one text: a changed

@@ -20,7 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-QUEUES = "default,ingest,merge"  # what config.launcher starts
+QUEUES = "default,ingest,merge,answers"  # what config.launcher starts
 
 
 def _redis():

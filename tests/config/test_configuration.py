@@ -81,7 +81,7 @@ def test_make_run_worker_splits_the_cores_between_processes_and_torch_threads(en
     command, env = worker_command(environ, cpus)
     assert command[command.index("--concurrency") + 1] == concurrency
     assert env["OMP_NUM_THREADS"] == threads
-    assert command[command.index("-Q") + 1] == "default,ingest,merge"
+    assert command[command.index("-Q") + 1] == "default,ingest,merge,answers"
 
 
 @pytest.mark.django_db
