@@ -151,12 +151,12 @@ def message_stream(request: HttpRequest, pk: int) -> HttpResponse:
     """Plain-text stream of a pending LLM answer, read from its row; the page swaps in the saved message at the end.
 
     Read-only: the POST that asked started the generation, so a reload or a second tab only watches.
-    Bounded in count per process (503 past it) and in time (chat.streams, chat.services.message_stream).
+    Bounded in count per process (429 past it) and in time (chat.streams, chat.services.message_stream).
     """
     message = _own_message(request, pk)
     pieces = stream_slot_take(services.message_stream(message=message))
-    if pieces is None:  # this process serves its limit of streams: the page tries again
-        return HttpResponse("Busy; try again shortly.", status=503, headers={"Retry-After": "2"},
+    if pieces is None:  # this process serves its limit of streams: the page tries again (429, not a 5xx to log)
+        return HttpResponse("Busy; try again shortly.", status=429, headers={"Retry-After": "2"},
                             content_type="text/plain; charset=utf-8")
     response = StreamingHttpResponse(pieces, content_type="text/plain; charset=utf-8")
     response["Cache-Control"] = "no-cache"

@@ -13,7 +13,7 @@
   });
 
   // A stream ends after a while even when the answer is not in (the server bounds it), and a busy
-  // server refuses one (503): either way the article is looked at again a moment later.
+  // server refuses one (429): either way the article is looked at again a moment later.
   function stream(article) {
     var url = article.dataset.streamUrl;
     var finalUrl = article.dataset.finalUrl;
@@ -28,7 +28,7 @@
         });
     };
     fetch(url).then(function (response) {
-      if (response.status === 503) {
+      if (response.status === 429) {
         var wait = 1000 * (parseFloat(response.headers.get("Retry-After")) || 2);
         setTimeout(function () { article.dataset.streamUrl = url; stream(article); }, wait);
         return;

@@ -108,7 +108,7 @@ def test_streams_per_process_are_bounded_and_a_closed_one_frees_its_slot(logged_
     url = f"/chat/messages/{reply.pk}/stream/"
     first = logged_in_client.get(url)  # open, not yet read: it holds the slot
     busy = logged_in_client.get(url)
-    assert busy.status_code == 503 and busy["Retry-After"] == "2"
+    assert busy.status_code == 429 and busy["Retry-After"] == "2"
     assert b"".join(first.streaming_content) == b"So far"  # read to its end: the slot is free again
     assert logged_in_client.get(url).status_code == 200
 
