@@ -264,6 +264,17 @@ INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 102
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=2000)
 UPLOAD_ZIP_MAX_MEMBERS = env.int("UPLOAD_ZIP_MAX_MEMBERS", default=5000)
 UPLOAD_ZIP_MAX_BYTES = env.int("UPLOAD_ZIP_MAX_BYTES", default=1024 * 1024 * 1024)
+# Bytes one upload request may store, files and unpacked zip members together: a request past it is
+# stopped as it arrives (rag.upload_limits), so one request cannot fill the disk.
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=1024 * 1024 * 1024)
+# Bytes of stored upload copies a workspace may hold (shown on its documents page); an upload past it is refused.
+WORKSPACE_STORAGE_QUOTA_BYTES = env.int("WORKSPACE_STORAGE_QUOTA_BYTES", default=10 * 1024 * 1024 * 1024)
+# The first handler counts each file's bytes as they arrive and refuses one past INGEST_MAX_FILE_BYTES.
+FILE_UPLOAD_HANDLERS = [
+    "rag.upload_limits.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Chunk size in words: all-MiniLM-L6-v2 reads only 256 word pieces (measured: 200-250 words of
 # technical prose are ~308), so longer chunks would leave their tail out of the embedding.
 CHUNK_TARGET_WORDS = env.int("CHUNK_TARGET_WORDS", default=170)

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Min, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -26,6 +26,14 @@ from rag.ingest.parsers import UnsupportedFormat, detect_format
 from rag.jobs import job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.progress import job_rates
+from rag.upload_limits import (
+    UploadBudget,
+    UploadTooLarge,
+    bounded,
+    size_text,
+    stored_copies_delete,
+    upload_refusal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -173,27 +181,41 @@ class _Staged:
 
 
 def _store(pieces: Iterable[bytes], batch_dir: Path, relative: str) -> tuple[str, str]:
-    """Write the bytes into the batch folder; returns where, and their SHA-256 (the pipeline's content_hash)."""
+    """Write the bytes into the batch folder; returns where, and their SHA-256 (the pipeline's content_hash).
+
+    Bytes refused midway (UploadTooLarge) leave nothing behind.
+    """
     target = batch_dir / f"{uuid.uuid4().hex[:12]}-{PurePosixPath(relative).name}"
     digest = hashlib.sha256()
-    with open(target, "wb") as out:
-        for piece in pieces:
-            digest.update(piece)
-            out.write(piece)
+    try:
+        with open(target, "wb") as out:
+            for piece in pieces:
+                digest.update(piece)
+                out.write(piece)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
     return str(target), digest.hexdigest()
 
 
-def _stage(incoming: IncomingFile, batch_dir: Path) -> list[_Staged]:
+def _stage(incoming: IncomingFile, batch_dir: Path, budget: UploadBudget) -> list[_Staged]:
     relative = safe_upload_path(incoming.relative_path)
+    refused = upload_refusal(incoming.upload)  # refused as it arrived (rag.upload_limits)
+    if refused:
+        return [_Staged(path=f"uploads/{relative}", error=refused)]
     if relative.lower().endswith(".zip"):
-        return _stage_zip(incoming.upload, relative, batch_dir)
+        return _stage_zip(incoming.upload, relative, batch_dir, budget)
     if not incoming.upload.size:
         return [_Staged(path=f"uploads/{relative}", error="empty file")]
+    refused = budget.refusal(incoming.upload.size)
+    if refused:
+        return [_Staged(path=f"uploads/{relative}", error=f"not stored: {refused}")]
     stored, digest = _store(incoming.upload.chunks(), batch_dir, relative)
+    budget.spend(incoming.upload.size)
     return [_Staged(path=f"uploads/{relative}", stored=stored, digest=digest, mtime=incoming.mtime)]
 
 
-def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path) -> list[_Staged]:
+def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path, budget: UploadBudget) -> list[_Staged]:
     """A zip's supported members, each under uploads/<zip path without .zip>/ with its own mtime.
 
     The limits apply to the sizes the archive declares, before anything is unpacked: zipfile
@@ -207,10 +229,14 @@ def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path) -> list[_S
                 reason = (f"archive too large: {len(members)} files, {unpacked / _MB:.0f} MB unpacked (limits "
                           f"{settings.UPLOAD_ZIP_MAX_MEMBERS} files, {settings.UPLOAD_ZIP_MAX_BYTES / _MB:.0f} MB)")
                 return [_Staged(path=f"uploads/{relative}", error=reason)]
+            refused = budget.refusal(unpacked)  # what the archive declares, before anything is unpacked
+            if refused:
+                return [_Staged(path=f"uploads/{relative}", error=f"archive not unpacked: {refused}")]
             if not members:
                 return [_Staged(path=f"uploads/{relative}", error="no file of a supported type in the archive")]
             folder = f"uploads/{relative[:-len('.zip')]}"
-            return [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir) for info in members]
+            return [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir, budget)
+                    for info in members]
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         return [_Staged(path=f"uploads/{relative}", error=f"not a readable zip archive: {exc}")]
 
@@ -225,7 +251,8 @@ def _wanted_member(info: zipfile.ZipInfo) -> bool:
     return True
 
 
-def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch_dir: Path) -> _Staged:
+def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch_dir: Path,
+                  budget: UploadBudget) -> _Staged:
     """One zip member; a member that is too big, empty, encrypted or damaged fails alone."""
     if info.file_size > settings.INGEST_MAX_FILE_BYTES:
         limit_mb = settings.INGEST_MAX_FILE_BYTES / _MB
@@ -234,9 +261,15 @@ def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, bat
         return _Staged(path=path, error="empty file")
     try:
         with bundle.open(info) as member:
-            stored, digest = _store(iter(lambda: member.read(_MB), b""), batch_dir, path)
+            # The declared size was counted against the budget: the bytes actually unpacked may not pass it.
+            pieces = bounded(iter(lambda: member.read(_MB), b""), limit=info.file_size,
+                             reason=f"unpacks to more than the {size_text(info.file_size)} it declares")
+            stored, digest = _store(pieces, batch_dir, path)
+    except UploadTooLarge as exc:
+        return _Staged(path=path, error=f"not unpacked: {exc}")
     except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error, lzma.LZMAError) as exc:
         return _Staged(path=path, error=f"cannot unpack this member: {exc}")
+    budget.spend(info.file_size)
     return _Staged(path=path, stored=stored, digest=digest, mtime=_zip_mtime(info))
 
 
@@ -260,12 +293,20 @@ def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
     return datetime(*info.date_time, tzinfo=UTC).timestamp()
 
 
+# pg_advisory_xact_lock(namespace, workspace_id) while an upload's paths are chosen.
+_UPLOAD_PATHS_LOCK = 23_002
+
+
 def _free_path(*, workspace: Workspace, wanted: str, digest: str, used: set[str]) -> str:
     """`wanted`, or `name (2).ext`, `name (3).ext`, ... while a different file holds that path."""
     def held(path: str) -> bool:
         documents = Document.objects.filter(workspace=workspace, path=path).exclude(content_hash=digest)
+        # An item still to be indexed holds its path too: its document does not exist yet.
+        waiting = IndexingJobItem.objects.filter(job__workspace=workspace, path=path, status__in=[
+            IndexingJobItem.Status.QUEUED, IndexingJobItem.Status.RUNNING])
         # A failed document with nothing indexed holds no content to lose: the new file may take its path.
-        return path in used or documents.exclude(status=Document.Status.FAILED, chunk_count=0).exists()
+        return (path in used or waiting.exists()
+                or documents.exclude(status=Document.Status.FAILED, chunk_count=0).exists())
 
     candidate, number, wanted_path = wanted, 1, PurePosixPath(wanted)
     while held(candidate):
@@ -322,9 +363,14 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
     batch_dir = Path(settings.MEDIA_ROOT) / "uploads" / workspace.slug / uuid.uuid4().hex
     batch_dir.mkdir(parents=True, exist_ok=True)
     wanted = [incoming for incoming in files if not _hidden(incoming.relative_path)]
-    items = _upload_items(workspace, [entry for incoming in wanted for entry in _stage(incoming, batch_dir)])
+    budget = UploadBudget(workspace=workspace)
+    staged = [entry for incoming in wanted for entry in _stage(incoming, batch_dir, budget)]
     hidden = len(files) - len(wanted)
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            # Paths are chosen and their items stored as one step: two uploads of one name at once get two paths.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_UPLOAD_PATHS_LOCK, workspace.pk])
+        items = _upload_items(workspace, staged)
         job = IndexingJob.objects.create(
             workspace=workspace, source=IndexingJob.Source.UPLOAD, created_by=created_by,
             description=f"{len(items)} uploaded file(s)" + (f", {hidden} hidden file(s) left out" if hidden else ""),
@@ -335,6 +381,8 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
         job_finish_if_done(job.pk)  # every file identical or failed: nothing to wait for
         ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
         transaction.on_commit(lambda: _enqueue_items(ids))
+    # Identical to a document or to another file of this upload: the copy is not needed.
+    stored_copies_delete(item.source_file for item in items if item.status != IndexingJobItem.Status.QUEUED)
     return job
 
 
@@ -386,6 +434,8 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
     )
     if document_id is not None and item.display_path:
         _documents_show_paths({document_id: item.display_path})
+    if outcome_status != "indexed":  # failed, skipped or identical: an upload's copy is kept for nothing
+        stored_copies_delete([item.source_file])
     job_finish_if_done(item.job_id)
     if outcome_status == "indexed" and document_id is not None:
         from rag.hooks import after_document_indexed
@@ -467,7 +517,9 @@ def documents_reindex(*, documents, created_by=None) -> IndexingJob | None:
         job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.REINDEX, created_by=created_by,
                                          description=f"re-index {len(docs)} document(s)")
         # The latest item per document knows where its bytes are and what mtime they had (an upload's copy lost it).
-        sources = {item.document_id: item for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")}
+        # Indexed items only: a duplicate's copy was deleted (its item points at the document it duplicates).
+        sources = {item.document_id: item for item in IndexingJobItem.objects.filter(
+            document__in=docs, status=IndexingJobItem.Status.INDEXED).order_by("id")}
         items = IndexingJobItem.objects.bulk_create(
             IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=sources[d.pk].source_file,
                             file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)

@@ -15,7 +15,6 @@ from django.utils import timezone
 from chat import services
 from chat.models import Conversation, Message
 from config.celery import broker_task_args
-from tests.llm_server import FakeLLM
 
 QUESTION = "How many requests per minute may an API key send?"
 
@@ -26,18 +25,6 @@ def answers_queue_emptied():
     yield
     with current_app.connection_for_write() as connection:
         connection.default_channel.queue_purge("answers")
-
-
-@pytest.fixture
-def conversation(workspace, user):
-    return Conversation.objects.create(workspace=workspace, user=user)
-
-
-@pytest.fixture
-def llm(settings):
-    with FakeLLM("It is 1200 requests per minute [1].") as server:
-        settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "m"
-        yield server
 
 
 def _ask(client: Client, conversation: Conversation, *, htmx: bool = True):
