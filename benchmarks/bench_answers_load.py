@@ -38,6 +38,7 @@ from bench_chat import PASSWORD, Client, _free_port, server_wait
 DATA_DIR = Path(os.environ.get("BENCH_ANSWERS_DATA_DIR", ROOT / "var" / "bench" / "answers")).resolve()
 DEADLINE_SECONDS = 120  # LLM_ANSWER_DEADLINE_SECONDS's default
 TARGET_P95_SECONDS = 1.0
+IDLE_SECONDS = 15  # probes before the askers start: what the machine gives an idle server
 
 
 def _prepare(askers: int) -> tuple[list[tuple[str, int]], tuple[str, int]]:
@@ -152,8 +153,10 @@ def main() -> int:
     connection.close()
     try:
         server_wait(base)
-        stop, loaded = threading.Event(), threading.Event()
-        probes: dict[str, list[float]] = {"healthz": [], "page": []}
+        stop = threading.Event()
+        phase = ["warm-up"]  # then "idle" (the machine's own state, for comparison), then "load"
+        probes: dict[tuple[str, str], list[float]] = {(when, name): [] for when in ("idle", "load")
+                                                      for name in ("healthz", "page")}
         probe_status: Counter = Counter()
         connections_seen: list[int] = []
 
@@ -167,9 +170,9 @@ def main() -> int:
                         status = _get(client, path, timeout=30)[0]
                     except OSError as exc:
                         status = type(exc).__name__
-                    if loaded.is_set():  # before the askers start: warming up, not under test
-                        probes[name].append(time.perf_counter() - started)
-                        probe_status[(name, status)] += 1
+                    if phase[0] != "warm-up":
+                        probes[(phase[0], name)].append(time.perf_counter() - started)
+                        probe_status[(phase[0], name, status)] += 1
                 stop.wait(0.25)
 
         def sample_connections() -> None:
@@ -206,7 +209,10 @@ def main() -> int:
         for thread in watchers:
             thread.start()
         time.sleep(3)  # the prober signs in and warms the pages up
-        loaded.set()
+        phase[0] = "idle"
+        load_before = os.getloadavg()[0]
+        time.sleep(IDLE_SECONDS)
+        phase[0] = "load"
         started = time.monotonic()
         give_up = started + DEADLINE_SECONDS + 60
         threads = [threading.Thread(target=asker, args=pair) for pair in clients]
@@ -215,6 +221,7 @@ def main() -> int:
         for thread in threads:
             thread.join()
         wall = time.monotonic() - started
+        load_after = os.getloadavg()[0]
         stop.set()
         for thread in watchers:
             thread.join()
@@ -235,13 +242,14 @@ def main() -> int:
     if done:
         print(f"time to a final answer: p50 {percentile(done, 50):.1f}s, p95 {percentile(done, 95):.1f}s, "
               f"max {max(done):.1f}s")
-    for name, latencies in probes.items():
-        print(f"{name:8s} {len(latencies)} probes: p50 {percentile(latencies, 50) * 1000:.0f} ms, "
-              f"p95 {percentile(latencies, 95) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms; "
-              f"statuses {dict((status, n) for (kind, status), n in probe_status.items() if kind == name)}")
+    for (when, name), latencies in probes.items():
+        statuses = {status: n for (seen_when, kind, status), n in probe_status.items() if (seen_when, kind) == (when, name)}
+        print(f"{name:8s} {when:4s} {len(latencies)} probes: p50 {percentile(latencies, 50) * 1000:.0f} ms, "
+              f"p95 {percentile(latencies, 95) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms; statuses {statuses}")
+    print(f"machine load average (1 min, {os.cpu_count()} cores, shared): {load_before:.1f} before, {load_after:.1f} after")
     print(f"PostgreSQL client connections: max {max(connections_seen)} of max_connections {max_connections}")
     print(f"LLM requests: {len(llm.requests)} for {args.askers} questions")
-    p95s = {name: percentile(latencies, 95) for name, latencies in probes.items()}
+    p95s = {name: percentile(latencies, 95) for (when, name), latencies in probes.items() if when == "load"}
     every_end = all(outcome in ("completed", "failed") and not reason.startswith("NO REASON SHOWN")
                     for outcome, reason, _ in outcomes)
     print(f"target /healthz and page p95 < {TARGET_P95_SECONDS:.0f} s: "
