@@ -104,9 +104,15 @@ class UploadLimitHandler(FileUploadHandler):
         return raw_data
 
     def file_complete(self, file_size: int) -> RefusedUpload | None:
-        if self.refusal:
-            return RefusedUpload(self.file_name or "upload", self.refusal)
-        return None  # the next handler (memory or temporary file) has the bytes
+        if not self.refusal:
+            return None  # the next handler (memory or temporary file) has the bytes
+        # The handler that wrote the bytes up to the limit keeps its temporary file until the request is
+        # collected; closing it now deletes it.
+        for handler in getattr(self.request, "upload_handlers", []):
+            partial = getattr(handler, "file", None) if handler is not self else None
+            if partial is not None:
+                partial.close()
+        return RefusedUpload(self.file_name or "upload", self.refusal)
 
 
 def bounded(pieces: Iterable[bytes], *, limit: int, reason: str) -> Iterator[bytes]:

@@ -57,16 +57,18 @@ def empty_uploads_folder(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
 
 
-def test_a_file_over_the_limit_stops_being_written_as_it_arrives(logged_in_client, workspace, settings):
+def test_a_file_over_the_limit_stops_being_written_as_it_arrives(logged_in_client, workspace, settings, tmp_path):
     settings.INGEST_MAX_FILE_BYTES = 100_000
     settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0  # to a temporary file, as a large upload is
+    settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path)
     settings.FILE_UPLOAD_HANDLERS = [settings.FILE_UPLOAD_HANDLERS[0], f"{__name__}.CountingHandler",
                                      "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
     CountingHandler.received.clear()
     big = SimpleUploadedFile("big.txt", b"word " * 400_000)  # 2 MB
-    response = _post(logged_in_client, big, SimpleUploadedFile("notes.txt", NOTES))
+    response = _post(logged_in_client, SimpleUploadedFile("notes.txt", NOTES), big)  # the last file: nothing replaces it
     assert response.status_code == 302
     assert CountingHandler.received["big.txt"] <= settings.INGEST_MAX_FILE_BYTES  # never more was written
+    assert [path for path in tmp_path.iterdir() if path.is_file()] == []  # and what was is gone already
     items = _items(_job())
     assert items["uploads/big.txt"].status == IndexingJobItem.Status.FAILED
     assert "over the 98 KB limit for one file: refused as it arrived" in items["uploads/big.txt"].error
