@@ -47,6 +47,7 @@ from rag.models import (
 )
 from rag.services import documents_archive, documents_reindex, documents_unarchive
 from rag.tokens import api_token_issue, api_tokens_revoke
+from rag.upload_limits import stored_copies_delete
 
 
 @admin.register(Workspace)
@@ -93,6 +94,12 @@ class ChunkInline(admin.TabularInline):
     @admin.display(description="superseded by")
     def superseded_by_version(self, obj: Chunk) -> str:
         return _document_cell(obj.superseded_by)
+
+
+def _stored_copies_delete_on_commit(documents: QuerySet[Document]) -> None:
+    """The uploaded copies removed documents were indexed from go once the removal is committed."""
+    sources = list(IndexingJobItem.objects.filter(document__in=documents).values_list("source_file", flat=True))
+    transaction.on_commit(lambda: stored_copies_delete(sources))
 
 
 @admin.register(Document)
@@ -166,6 +173,7 @@ class DocumentAdmin(admin.ModelAdmin):
     # leave the records and the documents their families first, and those families are re-ordered.
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
         with transaction.atomic():
+            _stored_copies_delete_on_commit(Document.objects.filter(pk=obj.pk))
             family_ids = documents_leave_families(document_ids=[obj.pk])
             chunks_detach(chunk_ids=list(obj.chunks.values_list("pk", flat=True)))
             super().delete_model(request, obj)
@@ -174,6 +182,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         with transaction.atomic():
+            _stored_copies_delete_on_commit(queryset)
             family_ids = documents_leave_families(document_ids=list(queryset.values_list("pk", flat=True)))
             chunks_detach(chunk_ids=list(Chunk.objects.filter(document__in=queryset).values_list("pk", flat=True)))
             super().delete_queryset(request, queryset)
