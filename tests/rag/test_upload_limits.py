@@ -159,14 +159,15 @@ def test_a_waiting_file_keeps_its_name_from_a_different_file_uploaded_after_it(l
         "uploads/notes (2).txt", "uploads/notes.txt"]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_copy_of_a_removed_document_is_deleted(client, workspace, user, staff_user):
+def test_the_copy_of_a_removed_document_is_deleted(client, workspace, user, staff_user,
+                                                   django_capture_on_commit_callbacks):
     client.force_login(user)
     _post(client, SimpleUploadedFile("notes.txt", NOTES))
     item = _job().items.get()
     assert job_item_run(item_id=item.pk) == "indexed"
     item.refresh_from_db()
     client.force_login(staff_user)
-    response = client.post(f"/admin/rag/document/{item.document_id}/delete/", {"post": "yes"})
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/admin/rag/document/{item.document_id}/delete/", {"post": "yes"})
     assert response.status_code == 302 and not Document.objects.exists()
     assert not Path(item.source_file).exists() and _stored_files() == []
