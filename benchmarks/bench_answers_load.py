@@ -2,8 +2,8 @@
 
     python benchmarks/bench_answers_load.py [--askers 50] [--words 15] [--word-delay 0.2]
 
-On loopback, as `make run` runs them: gunicorn (2 processes x 4 threads, --preload) and one
-Celery worker (2 pool processes, queues default,ingest,merge,answers), against a fake
+On loopback, as `make run` runs them: gunicorn (2 processes x 4 threads, --preload) and the
+answers worker (one process of DOCENT_ANSWER_THREADS threads, queue answers), against a fake
 OpenAI-compatible server that streams --words words --word-delay seconds apart (3 s an
 answer by default). Each asker signs in, asks once with HX-Request and then does what the
 page's script does: reads the answer's stream, waits when told the server is busy (429),
@@ -127,7 +127,7 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from config.launcher import metrics_dir_prepare, web_command, worker_command
+    from config.launcher import answers_worker_command, metrics_dir_prepare, web_command
     from tests.llm_server import FakeLLM
 
     askers, prober = _prepare(args.askers)
@@ -143,11 +143,9 @@ def main() -> int:
     env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL, "REDIS_URL": settings.REDIS_URL,
            "LLM_BASE_URL": llm.url, "LLM_MODEL": "bench", "LOG_LEVEL": "WARNING", "EMBEDDING_ENCODER": "hashing",
            "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir_prepare(DATA_DIR))}
-    worker_args, worker_env = worker_command(env, 2)
-    worker_args = [arg for arg in worker_args if arg != "--beat"]  # the reaper has nothing to do here
-    with open(logs / "worker.log", "a") as worker_log:
-        worker = subprocess.Popen(worker_args, cwd=ROOT, env={**worker_env, "DOCENT_WORKER_CONCURRENCY": "2"},
-                                  stdout=worker_log, stderr=subprocess.STDOUT)
+    worker_args = answers_worker_command(env)
+    with open(logs / "answers.log", "a") as worker_log:
+        worker = subprocess.Popen(worker_args, cwd=ROOT, env=env, stdout=worker_log, stderr=subprocess.STDOUT)
     web = subprocess.Popen(web_command("127.0.0.1", str(port), logs), cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     connection.close()
@@ -233,8 +231,9 @@ def main() -> int:
         llm.__exit__(None, None, None)
 
     answer_seconds = args.words * args.word_delay
-    print(f"{args.askers} askers at once, fake model {answer_seconds:.1f} s an answer, gunicorn 2x4, worker 2 processes; "
-          f"all finished in {wall:.1f}s")
+    threads = worker_args[worker_args.index("--concurrency") + 1]
+    print(f"{args.askers} askers at once, fake model {answer_seconds:.1f} s an answer, gunicorn 2x4, answers worker "
+          f"{threads} threads; all finished in {wall:.1f}s")
     kinds = Counter((outcome, reason) for outcome, reason, _ in outcomes)
     for (outcome, reason), count in sorted(kinds.items()):
         print(f"  {count:3d} {outcome}: {reason}")

@@ -8,7 +8,7 @@ also this benchmark's own DATA_DIR (its own PostgreSQL and Redis, emptied at
 the start; BENCH_INGEST_DATA_DIR moves it). In order:
 
 1. real, 1 worker: --files files indexed with all-MiniLM-L6-v2 by one real
-   Celery worker process (prefork, concurrency 1, queues default,ingest,merge,answers as
+   Celery worker process (prefork, concurrency 1, queues default,ingest,merge as
    `make run` starts them; empty EmbeddingCache, fresh workspace). Time runs from
    job creation to the last item's finished_at; merges run meanwhile on the same
    worker. The worker is `celery -A bench_ingest worker`: the real app from
@@ -68,7 +68,7 @@ from _setup import ROOT, django_setup, peak_rss_mb
 DATA_DIR = Path(os.environ.get("BENCH_INGEST_DATA_DIR", ROOT / "var" / "bench" / "ingest")).resolve()
 CORPUS = DATA_DIR / "corpus"
 EDITED_SHARE = 0.3
-QUEUES = "default,ingest,merge,answers"  # what config.launcher starts
+QUEUES = "default,ingest,merge"  # what config.launcher starts
 WORKER_FLAG = "BENCH_INGEST_WORKER"
 WORKER_TIMES_KEY = "bench-ingest:worker-seconds"
 _started = time.monotonic()

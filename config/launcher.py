@@ -77,9 +77,22 @@ def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[
     concurrency = int(environ.get("DOCENT_WORKER_CONCURRENCY") or min(2, cpus))
     env = {**environ, "OMP_NUM_THREADS": environ.get("OMP_NUM_THREADS") or str(max(1, cpus // concurrency))}
     # --beat: Celery beat inside the worker runs the reaper (rag.tasks.reap_job_items) on this one machine.
-    command = [str(BIN / "celery"), "-A", "config", "worker", "-Q", "default,ingest,merge,answers",
+    command = [str(BIN / "celery"), "-A", "config", "worker", "-Q", "default,ingest,merge",
                "--concurrency", str(concurrency), "--loglevel", "INFO", "--beat"]
     return command, env
+
+
+def answers_worker_command(environ: dict[str, str]) -> list[str]:
+    """The worker of the `answers` queue (chat.tasks): threads, not processes.
+
+    A generated answer spends its time waiting on the model server, so one process of
+    threads writes many at once (DOCENT_ANSWER_THREADS, 8 by default) for one model in
+    memory; in the indexing worker's two processes, 50 askers of a 3 s model waited 88 s
+    (p50) for their answer, and indexing waited behind them (benchmarks/bench_answers_load.py).
+    """
+    threads = environ.get("DOCENT_ANSWER_THREADS") or "8"
+    return [str(BIN / "celery"), "-A", "config", "worker", "-Q", "answers", "-n", "answers@%h", "--pool", "threads",
+            "--concurrency", threads, "--loglevel", "INFO"]
 
 
 def web_command(host: str, port: str, logs: Path) -> list[str]:
@@ -228,12 +241,15 @@ def main() -> int:
     worker_args, worker_env = worker_command(dict(os.environ), os.cpu_count() or 1)
     children = [
         Child("worker", worker_args, logs / "worker.log", worker_env),
+        Child("answers worker", answers_worker_command(dict(os.environ)), logs / "answers.log"),
         Child("web", web_command(host, port, logs), logs / "web.log"),
     ]
     for child in children:
         child.start()
     concurrency = worker_args[worker_args.index("--concurrency") + 1]
-    _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}")
+    threads = children[1].command[children[1].command.index("--concurrency") + 1]
+    _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}; answers: {threads} threads, "
+         f"log {_shown(logs / 'answers.log')}")
     web = next(child for child in children if child.name == "web")
     if _wait_for_port(host, int(port), web):
         _say(f"web: 2 processes, access log {_shown(logs / 'access.log')}, errors {_shown(logs / 'web.log')}")

@@ -104,8 +104,8 @@ def test_file_names_and_headings_travel_inside_the_fence(workspace, api_versions
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_post_starts_one_generation_and_streams_only_watch(client, user, conversation, api_versions, llm,
                                                                start_worker):
-    # The worker `make run` starts, on the answers queue only: nothing else could write the answer.
-    start_worker(queues="answers", extra_env={"LLM_BASE_URL": llm.url, "LLM_MODEL": "m"})
+    # The answers worker as `make run` starts it (threads): nothing else could write the answer.
+    start_worker(queues="answers", pool="threads", concurrency=4, extra_env={"LLM_BASE_URL": llm.url, "LLM_MODEL": "m"})
     client.force_login(user)
     html = client.post(f"/chat/{conversation.pk}/ask/", {"question": QUESTION},
                        headers={"HX-Request": "true"}).content.decode()
