@@ -1,9 +1,11 @@
 """Answer generation, run by a Celery worker in the `answers` queue: never in a web process.
 
 A generated answer holds its worker for as long as the model takes (up to
-LLM_ANSWER_DEADLINE_SECONDS), so it gets a queue of its own that `make run`'s
-worker consumes; indexing and merges do not wait behind it, nor it behind them
-for longer than one document.
+LLM_ANSWER_DEADLINE_SECONDS), so it gets a queue of its own, consumed by the
+worker of threads that `make run` starts for it (config.launcher): indexing and
+answers never wait behind each other. A pool of threads enforces no Celery time
+limit; the answer's deadline (chat.llm.stream_chat checks it on every read) and
+the page's expiry of a pending answer are the bounds there.
 """
 
 from __future__ import annotations
