@@ -47,8 +47,9 @@ def _prepare(askers: int) -> tuple[list[tuple[str, int]], tuple[str, int]]:
 
     from chat.models import Conversation, Message
     from rag.bootstrap import demo_corpus_prepare
+    from rag.jobs.run import job_item_run
     from rag.models import Workspace
-    from rag.services import indexing_job_create, job_item_run
+    from rag.uploads import indexing_job_create
 
     workspace, created = Workspace.objects.get_or_create(slug="bench-answers", defaults={"name": "Bench answers"})
     if created:

@@ -9,7 +9,8 @@ import pytest
 from chat.models import Conversation
 from rag import embeddings
 from rag.dedup.merge import workspace_merge
-from rag.services import indexing_job_create, job_item_run
+from rag.jobs.run import job_item_run
+from rag.uploads import indexing_job_create
 from tests.licensing.factories import LicenseFactory
 from tests.llm_server import FakeLLM
 

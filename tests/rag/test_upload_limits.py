@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
 
 from rag.models import Document, IndexingJob, IndexingJobItem
-from rag.services import job_item_run
+from rag.jobs.run import job_item_run
 
 pytestmark = pytest.mark.django_db
 
