@@ -86,6 +86,19 @@ def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[
     return command, env
 
 
+def answers_worker_command(environ: dict[str, str]) -> list[str]:
+    """The worker of the `answers` queue (chat.tasks): threads, not processes.
+
+    A generated answer spends its time waiting on the model server, so one process of
+    threads writes many at once (DOCENT_ANSWER_THREADS, 8 by default) for one model in
+    memory; in the indexing worker's two processes, 50 askers of a 3 s model waited 88 s
+    (p50) for their answer, and indexing waited behind them (benchmarks/bench_answers_load.py).
+    """
+    threads = environ.get("DOCENT_ANSWER_THREADS") or "8"
+    return [str(BIN / "celery"), "-A", "config", "worker", "-Q", "answers", "-n", "answers@%h", "--pool", "threads",
+            "--concurrency", threads, "--loglevel", "INFO"]
+
+
 def web_command(host: str, port: str, logs: Path) -> list[str]:
     """gunicorn as `make run` (and benchmarks/bench_chat.py) runs it.
 
@@ -248,6 +261,7 @@ def main() -> int:
     worker_args, worker_env = worker_command(dict(os.environ), os.cpu_count() or 1)
     children = [
         Child("worker", worker_args, logs / "worker.log", worker_env),
+        Child("answers worker", answers_worker_command(dict(os.environ)), logs / "answers.log"),
         Child("web", web_command(host, port, logs), logs / "web.log"),
         # Folder sources marked "watch" sync on file-system events too (rag.sources.watch).
         Child("watcher", [sys.executable, str(ROOT / "manage.py"), "watch_sources"], logs / "watcher.log"),
@@ -255,7 +269,9 @@ def main() -> int:
     for child in children:
         child.start()
     concurrency = worker_args[worker_args.index("--concurrency") + 1]
-    _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}")
+    threads = children[1].command[children[1].command.index("--concurrency") + 1]
+    _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}; answers: {threads} threads, "
+         f"log {_shown(logs / 'answers.log')}")
     _say(f"watcher: folder sources marked 'watch' also sync on file changes, log {_shown(logs / 'watcher.log')}")
     web = next(child for child in children if child.name == "web")
     if _wait_for_port(host, int(port), web):

@@ -206,6 +206,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ROUTES = {
     "rag.tasks.index_*": {"queue": "ingest"},
     "rag.tasks.merge_*": {"queue": "merge"},
+    # A generated answer holds its worker process for the model's whole reply: its own queue.
+    "chat.tasks.*": {"queue": "answers"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_WORKER_SEND_TASK_EVENTS = False
@@ -271,6 +273,17 @@ INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 102
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=2000)
 UPLOAD_ZIP_MAX_MEMBERS = env.int("UPLOAD_ZIP_MAX_MEMBERS", default=5000)
 UPLOAD_ZIP_MAX_BYTES = env.int("UPLOAD_ZIP_MAX_BYTES", default=1024 * 1024 * 1024)
+# Bytes one upload request may store, files and unpacked zip members together: a request past it is
+# stopped as it arrives (rag.upload_limits), so one request cannot fill the disk.
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=1024 * 1024 * 1024)
+# Bytes of stored upload copies a workspace may hold (shown on its documents page); an upload past it is refused.
+WORKSPACE_STORAGE_QUOTA_BYTES = env.int("WORKSPACE_STORAGE_QUOTA_BYTES", default=10 * 1024 * 1024 * 1024)
+# The first handler counts each file's bytes as they arrive and refuses one past INGEST_MAX_FILE_BYTES.
+FILE_UPLOAD_HANDLERS = [
+    "rag.upload_limits.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Chunk size in words: all-MiniLM-L6-v2 reads only 256 word pieces (measured: 200-250 words of
 # technical prose are ~308), so longer chunks would leave their tail out of the embedding.
 CHUNK_TARGET_WORDS = env.int("CHUNK_TARGET_WORDS", default=170)
@@ -324,6 +337,12 @@ LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60)
 # A whole generated answer must be in by then, else the extractive answer stands with a notice.
 LLM_ANSWER_DEADLINE_SECONDS = env.float("LLM_ANSWER_DEADLINE_SECONDS", default=120)
+# Questions one user may ask a minute, all conversations together: each costs a search, maybe a model call.
+CHAT_ASKS_PER_MINUTE = env.int("CHAT_ASKS_PER_MINUTE", default=10)
+# Answer streams one web process serves at once: each holds one of its 4 threads, so pages keep the rest.
+CHAT_STREAMS_PER_PROCESS = env.int("CHAT_STREAMS_PER_PROCESS", default=2)
+# A stream ends after this long and the page opens another: no reader holds a thread for a whole slow answer.
+CHAT_STREAM_MAX_SECONDS = env.float("CHAT_STREAM_MAX_SECONDS", default=20)
 
 # --- dedup merging ------------------------------------------------------------------
 # Cosine at or above which chunks of different documents are versions of one text: a changed

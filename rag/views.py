@@ -32,6 +32,7 @@ from rag.selectors import (
 from rag.progress import job_progress
 from rag.sentences import sentence_spans
 from rag.tokens import api_token_create, api_token_list, api_token_revoke
+from rag.upload_limits import workspace_storage
 from rag.uploads import upload_job_create
 
 
@@ -65,7 +66,8 @@ def documents(request: HttpRequest) -> HttpResponse:
         date_from=filters["date_from"], date_to=filters["date_to"],
     )
     page = Paginator(queryset, 50).get_page(request.GET.get("page"))
-    context = {"form": form, "page": page, "doc_types": DocType.objects.all(), "jobs": job_list(workspace=request.workspace)[:5]}
+    context = {"form": form, "page": page, "doc_types": DocType.objects.all(), "jobs": job_list(workspace=request.workspace)[:5],
+               "storage": workspace_storage(workspace=request.workspace)}
     template = "rag/documents.html#document-table" if request.htmx else "rag/documents.html"
     return render(request, template, context)
 
@@ -111,13 +113,18 @@ def upload(request: HttpRequest) -> HttpResponse:
     if request.workspace is None:
         return _no_workspace(request)
     form = UploadForm(request.POST or None, request.FILES or None)
+    limits = workspace_storage(workspace=request.workspace)
     if request.method == "POST":
+        refused = getattr(request, "upload_refused", "")  # the whole upload stopped as it arrived (rag.upload_limits)
+        if refused:
+            return render(request, "rag/upload.html", {"form": UploadForm(), "limits": limits, "refused": refused},
+                          status=413)
         if not form.is_valid():
-            return render(request, "rag/upload.html", {"form": form}, status=400)
+            return render(request, "rag/upload.html", {"form": form, "limits": limits}, status=400)
         job = upload_job_create(workspace=request.workspace, files=form.incoming_files(), created_by=request.user)
         messages.info(request, f"Received {job.items.count()} file(s) for indexing.")
         return redirect("job-detail", pk=job.pk)
-    return render(request, "rag/upload.html", {"form": form})
+    return render(request, "rag/upload.html", {"form": form, "limits": limits})
 
 
 def _duration(elapsed) -> str:

@@ -12,6 +12,8 @@
     if (list) list.hidden = open;
   });
 
+  // A stream ends after a while even when the answer is not in (the server bounds it), and a busy
+  // server refuses one (429): either way the article is looked at again a moment later.
   function stream(article) {
     var url = article.dataset.streamUrl;
     var finalUrl = article.dataset.finalUrl;
@@ -22,9 +24,16 @@
         .then(function (r) { return r.text(); })
         .then(function (html) {
           article.outerHTML = html;
+          setTimeout(function () { scan(document); }, 1000);  // still pending: watch again
         });
     };
     fetch(url).then(function (response) {
+      if (response.status === 429) {
+        var wait = 1000 * (parseFloat(response.headers.get("Retry-After")) || 2);
+        setTimeout(function () { article.dataset.streamUrl = url; stream(article); }, wait);
+        return;
+      }
+      target.textContent = "";  // each stream sends the whole text so far
       if (!response.body) return response.text().then(function (t) { target.textContent += t; done(); });
       var reader = response.body.getReader();
       var decoder = new TextDecoder();

@@ -15,11 +15,6 @@ pytestmark = pytest.mark.django_db
 QUESTION = "How many requests per minute may an API key send?"
 
 
-@pytest.fixture
-def conversation(workspace, user):
-    return Conversation.objects.create(workspace=workspace, user=user)
-
-
 def test_home_redirects_to_the_latest_conversation_and_new_creates_one(logged_in_client, workspace, conversation):
     assert logged_in_client.get("/")["Location"] == f"/chat/{conversation.pk}/"
     response = logged_in_client.post("/chat/new/")

@@ -189,11 +189,12 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
     assert lines[1].startswith("docent: Redis: started (embedded, ")
     assert all(line.startswith("docent: ") for line in lines), lines  # no log lines, banners or access lines
     assert not [line for line in lines if "ERROR" in line or "Traceback" in line]
-    assert f"docent: worker: 1 processes, log {shown / 'logs' / 'worker.log'}" in lines
+    assert (f"docent: worker: 1 processes, log {shown / 'logs' / 'worker.log'}; answers: 8 threads, "
+            f"log {shown / 'logs' / 'answers.log'}") in lines
     assert f"docent: watcher: folder sources marked 'watch' also sync on file changes, log {shown / 'logs' / 'watcher.log'}" in lines
     logs = data_dir / "logs"
     assert "GET /no-such-page" in (logs / "access.log").read_text()
-    assert "celery@" in (logs / "worker.log").read_text()
+    assert "celery@" in (logs / "worker.log").read_text() and "answers@" in (logs / "answers.log").read_text()
     assert " ERROR " not in (logs / "web.log").read_text()
     assert postgres_pid(data_dir) is None and redis_pid(data_dir) is None
     assert _wait_until(lambda: not _processes_under(data_dir)), _processes_under(data_dir)
