@@ -21,7 +21,7 @@ def _overlap(a: dict, b: dict) -> bool:
 def test_the_licenses_page_shows_the_installation_id_uncovered_and_the_running_trial(
         browser_page, live_server, transactional_db, django_db_serialized_rollback):
     admin = UserFactory(username="admin", is_staff=True, is_superuser=True)
-    demo = WorkspaceFactory(slug="demo", name="Demo", members=[admin])
+    demo = WorkspaceFactory(slug="demo", name="Demo", members=[admin], builtin_demo=True)
     assert trial_start(workspace_id=demo.pk)
     page = browser_page
     log_in(page, live_server.url, "admin", start="/admin/licensing/license/")
