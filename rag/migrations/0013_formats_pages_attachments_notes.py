@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('rag', '0010_merge_helpers'),
+        ('rag', '0012_merge_sources_trusta'),
     ]
 
     operations = [
