@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# `@`: the launcher's own `docent:` lines are all `make run` prints (the README shows them).
 run: $(STAMP)
-	$(PY) -m config.launcher
+	@$(PY) -m config.launcher
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -33,6 +33,9 @@ class Workspace(models.Model):
     name = models.CharField(max_length=200)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set only by the first start (rag.bootstrap) on the demo workspace it creates: the built-in trial
+    # follows this mark, so a workspace someone made and named `demo` never gets it.
+    builtin_demo = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["name"]

@@ -32,7 +32,7 @@ class SourceAdmin(admin.ModelAdmin):
             return f"failed: {source.last_error}"
         return job_summary(job=source.last_job) if source.last_job else "never synced"
 
-    @admin.action(description="Sync now")
+    @admin.action(description="Sync now", permissions=["change"])
     def sync_now(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
         for source in queryset:
             try:

@@ -144,6 +144,9 @@ def document_index(
         max_words=settings.CHUNK_MAX_WORDS,
         overlap_words=settings.CHUNK_OVERLAP_WORDS,
     )
+    if not drafts and parsed.metadata.get("toctree"):
+        # A Sphinx index page: its table of contents links pages indexed on their own.
+        return IndexOutcome(status="skipped", error="only a table of contents (toctree): nothing to index")
     if not drafts:
         return _fail(workspace_id, path, "no text to index", size=len(data))
     doc_type = classify_doc_type(
