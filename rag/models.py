@@ -469,8 +469,7 @@ class Source(models.Model):
                                     help_text="Git: a glob of the tags read; empty: tags that parse as versions.")
     include = ArrayField(models.CharField(max_length=300), default=list, blank=True,
                          help_text="Globs of the paths read (inside the folder or repository); empty: all.")
-    exclude = ArrayField(models.CharField(max_length=300), default=list, blank=True,
-                         help_text="Globs of the paths left out.")
+    exclude = ArrayField(models.CharField(max_length=300), default=list, blank=True, help_text="Globs of the paths left out.")
     every_minutes = models.PositiveIntegerField(default=60, help_text="Synced this often; 0: only on demand.")
     watch = models.BooleanField(default=False, help_text="Folder: also sync on file-system events (make run's watcher).")
     paused_reason = models.CharField(max_length=500, blank=True,
@@ -509,6 +508,3 @@ class SourceFile(models.Model):
     class Meta:
         ordering = ["source_id", "file_path"]
         constraints = [models.UniqueConstraint(fields=["source", "file_path", "blob"], name="source_file_unique_blob")]
-
-    def __str__(self) -> str:
-        return f"{self.file_path}@{self.blob[:10]}"

@@ -30,7 +30,10 @@ def test_changes_map_to_the_sources_whose_folder_holds_them(tmp_path):
     assert sources_touched(changes, folders) == {1}
 
 
-def test_a_burst_of_edits_in_a_watched_folder_makes_one_sync(transactional_db, tmp_path, settings):
+def test_a_burst_of_edits_in_a_watched_folder_makes_one_sync(transactional_db, django_db_serialized_rollback,
+                                                            tmp_path, settings):
+    # Serialized rollback, as every test with committed data here: a plain flush would leave the next one
+    # content types it cannot restore.
     settings.SOURCE_WATCH_DEBOUNCE_SECONDS = 0.5
     folder = tmp_path / "watched"
     folder.mkdir()
