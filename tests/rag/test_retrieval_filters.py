@@ -10,7 +10,7 @@ import time_machine
 from django.db import connection, transaction
 
 from rag.retrieval import SearchFilters, search
-from rag.retrieval.dates import DatePhraseError, parse_date_phrase
+from rag.dates import DatePhraseError, parse_date_phrase
 from rag.retrieval.filters import Scope, build_scope
 from rag.retrieval.vectors import exact_query, hnsw_query, semantic_candidates, semantic_plan, vector_literal
 from tests.factories import WorkspaceFactory
