@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval eval-real install clean-data
+.PHONY: run test bench eval eval-real eval-git install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# `@`: the launcher's own `docent:` lines are all `make run` prints (the README shows them).
 run: $(STAMP)
-	$(PY) -m config.launcher
+	@$(PY) -m config.launcher
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -41,6 +42,11 @@ eval-real: $(STAMP)
 	DATA_DIR=$${EVAL_REAL_DATA_DIR:-var/eval-real} $(PY) manage.py eval_answers --corpus $(REAL_CORPUS)/corpus \
 		--ground-truth $(REAL_CORPUS)/ground_truth.json --releases $(REAL_CORPUS)/files.json --workspace eval-real \
 		--title "Sphinx documentation 5.3 / 6.2 / 7.4 / 8.1"
+
+# Five Sphinx releases' docs committed and tagged in a Git repository, synced as a Git source: chunks
+# encoded against distinct texts, and version questions (benchmarks/git_version_questions.json).
+eval-git: $(STAMP)
+	$(PY) benchmarks/eval_git_versions.py
 
 # Removes the development instance's data (database, redis, uploads). Asks nothing: be sure.
 clean-data:

@@ -66,15 +66,16 @@ class CorpusError(Exception):
     """Something the corpus or its ground truth gets wrong; the message says what."""
 
 
-def sdist_fetch(*, release: str, cache: Path) -> Path:
-    """The release's sdist, downloaded once."""
+def sdist_fetch(*, release: str, cache: Path, version: str = "") -> Path:
+    """The release's sdist, downloaded once; `version` names a release outside RELEASES (benchmarks use more)."""
     cache.mkdir(parents=True, exist_ok=True)
-    pattern = f"{PROJECT}-{RELEASES[release]}.tar.gz"
+    version = version or RELEASES[release]
+    pattern = f"{PROJECT}-{version}.tar.gz"
     found = [path for path in cache.iterdir() if path.name.lower() == pattern]
     if not found:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             f"{PROJECT}=={RELEASES[release]}", "-d", str(cache)],
+             f"{PROJECT}=={version}", "-d", str(cache)],
             check=True,
         )
         found = [path for path in cache.iterdir() if path.name.lower() == pattern]
