@@ -311,7 +311,7 @@ def _naive_lexical_ms(workspace_id: int, queries: list[str]) -> list[float]:
 
 def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunks, real_vectors) -> dict:
     from rag.retrieval import SearchFilters, SearchOptions, search
-    from rag.retrieval import sql as retrieval_sql
+    from rag.retrieval import vectors
     from rag.retrieval.filters import build_scope
     from rag.retrieval.versions import version_plan
 
@@ -370,8 +370,8 @@ def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunk
     pool = SearchOptions(workspace=workspace.pk).resolved().candidate_pool
     recalls, paths, ef = [], set(), None
     for vector in query_vectors:
-        approximate = retrieval_sql.semantic_candidates(scope, vector.tolist(), pool)
-        exact = retrieval_sql.semantic_candidates(scope, vector.tolist(), TOP_K, force="exact")
+        approximate = vectors.semantic_candidates(scope, vector.tolist(), pool)
+        exact = vectors.semantic_candidates(scope, vector.tolist(), TOP_K, force="exact")
         truth = {chunk_id for chunk_id, _ in exact.rows}
         recalls.append(len(truth & {chunk_id for chunk_id, _ in approximate.rows[:TOP_K]}) / len(truth))
         paths.add(approximate.path)

@@ -20,13 +20,12 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
 
 from chat.citations import citation_for
 from rag import embeddings
 from rag.dedup.facts import fact_differences
 from rag.embeddings.cache import embed_with_cache
-from rag.models import Chunk, ChunkVariant, Contradiction
+from rag.selectors import chunk_other_versions, contradiction_decision
 from rag.sentences import SentenceSpan, sentence_spans
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -263,21 +262,12 @@ def _date_key(value) -> float:
 
 def _other_versions(result: Any) -> list[_OtherVersion]:
     """Pending contradictions of the chunk, else record members whose text differs."""
-    pairs = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
-        Q(chunk_a_id=result.chunk_id) | Q(chunk_b_id=result.chunk_id)
-    ).values_list("chunk_a_id", "chunk_b_id")
-    partner_ids = {a if b == result.chunk_id else b for a, b in pairs}
-    chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
-    if not chunks and getattr(result, "canonical_record_id", None):
-        chunks = [
-            variant.chunk
-            for variant in ChunkVariant.objects.filter(record_id=result.canonical_record_id).select_related("chunk__document")
-            if variant.chunk.text.strip() != result.text.strip()
-        ]
+    record_id = getattr(result, "canonical_record_id", None)
+    chunks = chunk_other_versions(chunk_id=result.chunk_id, record_id=record_id, text=result.text)
     return [
         _OtherVersion(c.pk, c.document_id, c.document.title, c.document.path, c.document.doc_date, c.document.doc_type,
                       c.heading_path, c.text, version_label=c.document.version_label or "",
-                      canonical_record_id=getattr(result, "canonical_record_id", None))
+                      canonical_record_id=record_id)
         for c in chunks
     ]
 
@@ -306,13 +296,11 @@ def _reviewer_decision(versions: list[Unit]) -> tuple[Unit, Unit] | None:
     by_chunk = {v.result.chunk_id: v for v in versions}
     if len(by_chunk) < 2:
         return None
-    decisions = Contradiction.objects.filter(
-        status=Contradiction.Status.RESOLVED, chunk_a_id__in=by_chunk, chunk_b_id__in=by_chunk,
-    ).order_by("-reviewed_at").values_list("chunk_a_id", "chunk_b_id", "resolution")
-    for chunk_a_id, chunk_b_id, resolution in decisions[:1]:
-        kept, overruled = (chunk_a_id, chunk_b_id) if resolution == "kept_a" else (chunk_b_id, chunk_a_id)
-        return by_chunk[kept], by_chunk[overruled]
-    return None
+    decision = contradiction_decision(chunk_ids=by_chunk)
+    if decision is None:
+        return None
+    kept, overruled = decision
+    return by_chunk[kept], by_chunk[overruled]
 
 
 def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]) -> tuple[list[Unit], list[tuple[Unit, Unit]]]:

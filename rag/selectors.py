@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -13,7 +14,7 @@ from django.http import Http404
 from rag.dedup.facts import highlight_segments
 from rag.lineage.labels import strip_versions
 from rag.lineage.releases import release_labels
-from rag.models import Document, IndexingJob, Workspace
+from rag.models import Chunk, ChunkVariant, Contradiction, Document, IndexingJob, Workspace
 
 
 def workspace_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Workspace]:
@@ -211,3 +212,34 @@ def document_comparison(*, first: Document, second: Document) -> Comparison:
         else:
             changed.append(SectionChange(heading, *_word_changes(old_text, text)))
     return Comparison(older=older, newer=newer, added=added, removed=removed, changed=changed, unchanged=unchanged)
+
+
+def chunk_other_versions(*, chunk_id: int, record_id: int | None, text: str) -> list[Chunk]:
+    """The other versions of a chunk's statement, documents loaded: its pending contradictions in active
+    documents, else the members of its canonical record whose text differs.
+
+    Read by chat's extractive answers, which name the disagreeing versions beside the one they quote.
+    """
+    pairs = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
+        Q(chunk_a_id=chunk_id) | Q(chunk_b_id=chunk_id)
+    ).values_list("chunk_a_id", "chunk_b_id")
+    partner_ids = {a if b == chunk_id else b for a, b in pairs}
+    chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
+    if not chunks and record_id:
+        chunks = [
+            variant.chunk
+            for variant in ChunkVariant.objects.filter(record_id=record_id).select_related("chunk__document")
+            if variant.chunk.text.strip() != text.strip()
+        ]
+    return chunks
+
+
+def contradiction_decision(*, chunk_ids: Iterable[int]) -> tuple[int, int] | None:
+    """(kept, overruled) chunk ids of the latest reviewer decision on a contradiction among these chunks."""
+    ids = set(chunk_ids)
+    decisions = Contradiction.objects.filter(
+        status=Contradiction.Status.RESOLVED, chunk_a_id__in=ids, chunk_b_id__in=ids,
+    ).order_by("-reviewed_at").values_list("chunk_a_id", "chunk_b_id", "resolution")
+    for chunk_a_id, chunk_b_id, resolution in decisions[:1]:
+        return (chunk_a_id, chunk_b_id) if resolution == "kept_a" else (chunk_b_id, chunk_a_id)
+    return None

@@ -192,3 +192,32 @@ if __name__ == "__main__":  # the before/after figures of the architecture note
     for line in unexplained:
         print("  ", line)
     print("\n".join(long_modules()))
+
+
+# Chat reaches rag through its public faces; only its models, selectors, views and entry points name rag's models.
+CHAT_MAY_IMPORT_RAG_MODELS = {
+    "chat.models", "chat.selectors", "chat.views", "chat.management.commands.ask", "chat.templatetags.chat_tags",
+}
+
+
+def chat_reaches_into_rag(imports: list[Import]) -> list[str]:
+    wrong = []
+    for found in imports:
+        if not found.importer.startswith("chat"):
+            continue
+        if found.target.startswith("rag.retrieval."):
+            wrong.append(f"{found.importer}:{found.line} imports {found.target} (use rag.retrieval)")
+        if found.target == "rag.models" and found.importer not in CHAT_MAY_IMPORT_RAG_MODELS:
+            wrong.append(f"{found.importer}:{found.line} imports rag.models (use rag.selectors)")
+    return wrong
+
+
+def test_chat_reaches_rag_only_through_its_public_modules():
+    assert chat_reaches_into_rag(project_imports()) == []
+
+
+def test_the_chat_rule_sees_a_reach_into_rag():
+    imports = [Import("chat.extractive", "rag.models", 3, False, False),
+               Import("chat.answering", "rag.retrieval.vectors", 4, False, False),
+               Import("chat.views", "rag.models", 5, False, False)]
+    assert len(chat_reaches_into_rag(imports)) == 2

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from rag.dates import MONTH_NAMES
+
 # Words either side of a change that still belong to it: "600 requests" when only "600" changed,
 # "must not" when only "not" was inserted.
 CONTEXT_WORDS = 2
@@ -57,10 +59,7 @@ _DURATION_UNITS = "|".join(sorted(_DURATION_SECONDS, key=len, reverse=True))
 _SIZE_UNITS = "|".join(sorted(_SIZE_BYTES, key=len, reverse=True))
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _BARE_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{2,}(?:\.\d+)?|\d\.\d+"
-_MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|november|december|"
-    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-)
+_MONTHS = MONTH_NAMES  # the month table of rag.dates
 
 # Order matters: earlier patterns claim their characters first (a date is not three numbers).
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [

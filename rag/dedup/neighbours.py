@@ -2,14 +2,14 @@
 
 pgvector 0.6 applies WHERE filters after the HNSW scan, so a workspace that
 holds a small share of the table would get too few neighbours from the index:
-`search_plan` widens the candidate list (hnsw.ef_search) with that share, and
-falls back to an exact scan for small workspaces or when the list would have
-to pass pgvector's maximum.
+`search_plan` widens the candidate list (hnsw.ef_search) with that share by the
+rule search uses too (rag.retrieval.vectors.hnsw_ef_search), and falls back to
+an exact scan for small workspaces or when the list would have to pass
+pgvector's maximum.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from rag.models import Chunk, Document
+from rag.retrieval.vectors import hnsw_ef_search, set_ef_search
 from rag.unionfind import UnionFind
 
 
@@ -54,11 +55,11 @@ def search_plan(workspace_id: int) -> SearchPlan:
     if active <= settings.MERGE_EXACT_SCAN_MAX_CHUNKS:
         return SearchPlan("exact", 0, archived)
     share = active / max(active, estimated_total)
-    # Twice what survives the filters on average: the chunk itself and its document's chunks fall out too.
-    needed = math.ceil(2 * (settings.MERGE_NEIGHBOURS + 1) / share)
-    if needed > 1000:
+    # One more than the neighbours wanted: the chunk itself falls out too (and its document's chunks).
+    ef_search = hnsw_ef_search(share, settings.MERGE_NEIGHBOURS + 1, floor=settings.MERGE_EF_SEARCH)
+    if ef_search is None:
         return SearchPlan("exact", 0, archived)
-    return SearchPlan("hnsw", min(1000, max(settings.MERGE_EF_SEARCH, needed)), archived)
+    return SearchPlan("hnsw", ef_search, archived)
 
 
 _NEIGHBOURS_SQL = """
@@ -94,7 +95,7 @@ def neighbours(workspace_id: int, chunk_ids: list[int], plan: SearchPlan) -> lis
     found: list[tuple[int, int, float]] = []
     with connection.cursor() as cursor:
         if plan.strategy == "hnsw":
-            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(plan.ef_search)])
+            set_ef_search(cursor, plan.ef_search)
         size = settings.MERGE_QUERY_BATCH_SIZE
         for start in range(0, len(chunk_ids), size):
             cursor.execute(neighbours_sql(plan.strategy), {

@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import datetime
 
 from django.utils import timezone
 from packaging.version import Version
 
+from rag.dates import MONTH_NAMES, midnight, phrase_period
 from rag.lineage.labels import VersionMention, parse_version, text_versions, version_in_series
 
 __all__ = ["ChangeQuestion", "QueryLineage", "analyse_query"]
@@ -112,24 +113,11 @@ def _known_label(version: Version, known: Sequence[tuple[str, Version]]) -> str 
 
 
 # --- dates --------------------------------------------------------------------------------------------
-# Our own small reader: rag.retrieval imports this module, so importing rag.retrieval.dates here
-# would be circular. Dates are read in the server's TIME_ZONE, as date filters are.
-
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
-         ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"),
-         ("nov", "november"), ("dec", "december")],
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
-_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# Dates are read in the server's TIME_ZONE, as date filters are (rag.dates).
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _DATE_PHRASE = (
     rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}-\d{{2}}"
-    rf"|(?:{_DAY}\s+)?(?:{_MONTH_NAMES})\.?(?:\s+{_DAY},?)?\s+(?:19|20)\d{{2}}"
+    rf"|(?:{_DAY}\s+)?(?:{MONTH_NAMES})\.?(?:\s+{_DAY},?)?\s+(?:19|20)\d{{2}}"
     rf"|(?:19|20)\d{{2}}(?![.\d])|today|now|yesterday|(?:this|last)\s+(?:week|month|year))"
 )
 _AS_OF = re.compile(
@@ -139,49 +127,6 @@ _AS_OF = re.compile(
 )
 
 
-def _next_month(day: date) -> date:
-    return date(day.year + day.month // 12, day.month % 12 + 1, 1)
-
-
-def _period(phrase: str, today: date) -> tuple[date, date] | None:
-    """The days a phrase names, as [first, first after): a year, a month, a day, "last month"."""
-    words = re.findall(r"[a-z]+|\d+", phrase.lower())
-    numbers = [int(word) for word in words if word.isdigit()]
-    month = next((_MONTHS[word] for word in words if word in _MONTHS), None)
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", phrase):
-            first = date.fromisoformat(phrase)
-            return first, first + timedelta(days=1)
-        if re.fullmatch(r"\d{4}-\d{2}", phrase):
-            first = date(numbers[0], numbers[1], 1)
-            return first, _next_month(first)
-        if month is not None and len(numbers) == 2:
-            day, year = sorted(numbers)
-            first = date(year, month, day)
-            return first, first + timedelta(days=1)
-        if month is not None and len(numbers) == 1:
-            first = date(numbers[0], month, 1)
-            return first, _next_month(first)
-    except ValueError:
-        return None
-    if len(numbers) == 1 and not words[1:]:
-        return date(numbers[0], 1, 1), date(numbers[0] + 1, 1, 1)
-    if words == ["yesterday"]:
-        return today - timedelta(days=1), today
-    if len(words) == 2 and words[0] in ("this", "last"):
-        unit = words[1]
-        if unit == "week":
-            first = today - timedelta(days=today.weekday())
-            return (first, first + timedelta(days=7)) if words[0] == "this" else (first - timedelta(days=7), first)
-        if unit == "month":
-            first = today.replace(day=1)
-            previous = (first - timedelta(days=1)).replace(day=1)
-            return (first, _next_month(first)) if words[0] == "this" else (previous, first)
-        first = date(today.year, 1, 1)
-        return (first, date(today.year + 1, 1, 1)) if words[0] == "this" else (date(today.year - 1, 1, 1), first)
-    return None
-
-
 def _as_of_date(match: re.Match[str], now: datetime | None) -> datetime | None:
     """The exclusive end of the period named: "as of March 2025" and "in March 2025" ->
     2025-04-01, "before 2024" -> 2024-01-01, "as of today" -> None (the present)."""
@@ -189,11 +134,11 @@ def _as_of_date(match: re.Match[str], now: datetime | None) -> datetime | None:
     if phrase in ("today", "now"):
         return None
     today = timezone.localtime(now or timezone.now()).date()
-    period = _period(phrase, today)
+    period = phrase_period(phrase, today)
     if period is None:
         return None
     bound = period[0] if match["before"] else period[1]
-    return timezone.make_aware(datetime.combine(bound, time.min), timezone.get_current_timezone())
+    return midnight(bound)
 
 
 # --- change questions --------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rag.retrieval import sql
+from rag.retrieval import vectors
 from rag.retrieval.neardup import collapse_near_duplicates
 
 
@@ -107,6 +107,6 @@ def supersede_conflicts(
 
 def record_details(record_ids: Sequence[int], *, workspace_id: int) -> tuple[dict[int, list[dict]], list[dict]]:
     """Members of each record and the pending contradictions among all of them."""
-    members = sql.record_members(record_ids, workspace_id=workspace_id)
+    members = vectors.record_members(record_ids, workspace_id=workspace_id)
     chunk_ids = [m["chunk_id"] for rows in members.values() for m in rows]
-    return members, sql.pending_contradictions(chunk_ids)
+    return members, vectors.pending_contradictions(chunk_ids)

@@ -5,7 +5,7 @@ no query built here can reach another workspace's chunks. Every other filter
 is on the document (dates, types, tags, entities, archived), which also makes
 the number of chunks in scope cheap to know: the sum of `chunk_count` over
 the documents in scope. That number decides between the HNSW index and an
-exact scan (see rag.retrieval.sql).
+exact scan (see rag.retrieval.vectors).
 
 The usual search has no filter but "not archived". Its condition then leaves
 the document table out entirely (`workspace_id = X`, plus an anti-join on the

@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db import connection
 
 from rag.retrieval.filters import Scope
-from rag.retrieval.sql import CHUNK
+from rag.retrieval.vectors import CHUNK
 
 TEXT_CONFIG = "english"  # must match the config of rag.models.Chunk.search_vector
 

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from rag.retrieval.dates import DatePhraseError, DateRange, parse_date_phrase
+from rag.dates import DatePhraseError, DateRange, parse_date_phrase
 
 MODES = ("hybrid", "semantic", "lexical")
 MATCH_MODES = ("any", "all")

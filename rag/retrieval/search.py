@@ -1,7 +1,7 @@
 """`search(query, options)`: the one retrieval entry point (chat, `manage.py search`, the JSON API).
 
     scope (SQL filters, workspace always)
-      -> semantic kNN (HNSW or exact, see sql.py) + lexical (rare terms, see lexical.py;
+      -> semantic kNN (HNSW or exact, see vectors.py) + lexical (rare terms, see lexical.py;
          with the workspace's domain expansions, expansion.py) + whole-token identifiers
          (identifiers.py) + when an LLM is configured and SEARCH_LLM_REWRITE is on, the
          semantic list of the model's rewrite of the question (rewrite.py; skipped on failure)
@@ -36,7 +36,7 @@ from django.utils import timezone
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
 from licensing.services import has_feature
 from rag import embeddings, metrics
-from rag.retrieval import lexical, sql
+from rag.retrieval import lexical, vectors
 from rag.retrieval.expansion import expansions_for
 from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head
@@ -170,7 +170,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     canonical_aware = canonical_filtering == APPLIED
     present = options.version_aware and not (options.as_of_version or options.as_of_date)
     head = max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20)  # where a replacement can still reach top_k
-    rows = sql.hydrate([f.chunk_id for f in fused], workspace_id=workspace_id, query_vector=query_vector,
+    rows = vectors.hydrate([f.chunk_id for f in fused], workspace_id=workspace_id, query_vector=query_vector,
                        with_records=licensed, canonicals_within=scope if canonical_aware else None,
                        successors_of=[f.chunk_id for f in fused[:head]] if present else ())
     candidates = [_Candidate(f.chunk_id, rows[f.chunk_id], f.score, f.ranks) for f in fused if f.chunk_id in rows]
@@ -189,7 +189,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
 
     results = [_result(candidate) for candidate in candidates[: options.top_k]]
     if licensed and results:
-        by_chunk = sql.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
+        by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
         for result in results:
             result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
     if APPLIED in (variant_gate, provenance_gate):
@@ -218,7 +218,7 @@ def _ranked_lists(
     if options.mode in ("hybrid", "semantic"):
         query_vector = list(options.query_embedding) if options.query_embedding else embeddings.encode_query(query)
         clock.lap("encode_ms")
-        semantic = sql.semantic_candidates(scope, query_vector, pool)
+        semantic = vectors.semantic_candidates(scope, query_vector, pool)
         ranked["semantic"] = [chunk_id for chunk_id, _ in semantic.rows]
         stats["semantic_path"] = semantic.path
         stats["ef_search"] = semantic.ef_search
@@ -228,7 +228,7 @@ def _ranked_lists(
             stats["rewrite"] = {"query": rewritten, "error": failure}
             if rewritten:
                 ranked["rewrite"] = [chunk_id for chunk_id, _ in
-                                     sql.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
+                                     vectors.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
             clock.lap("rewrite_ms")
     if options.mode in ("hybrid", "lexical"):
         expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
@@ -355,7 +355,7 @@ def _collapse_near_duplicates(
     window = max(top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20)
     while True:
         head, tail = candidates[:window], candidates[window:]
-        pairs = sql.near_duplicate_pairs([c.chunk_id for c in head], threshold=threshold)
+        pairs = vectors.near_duplicate_pairs([c.chunk_id for c in head], threshold=threshold)
         collapsed = collapse_near_duplicates(
             head, pairs, chunk_id=lambda c: c.chunk_id, doc_date=lambda c: c.row["doc_date"], take_place=_take_place
         )
@@ -412,7 +412,7 @@ def _attach_record_details(results: list[SearchResult], *, workspace_id: int, va
     members, contradictions = record_details(record_ids, workspace_id=workspace_id)
     if provenance:
         lone = [r.chunk_id for r in results if r.canonical_record_id is None]
-        contradictions += sql.pending_contradictions(lone)
+        contradictions += vectors.pending_contradictions(lone)
     for result in results:
         record_members = members.get(result.canonical_record_id, []) if result.canonical_record_id else []
         if variants:

@@ -22,7 +22,7 @@ from rag.lineage.calendar import release_calendar, release_window, series_label
 from rag.lineage.labels import parse_version, version_in_series, version_key
 from rag.lineage.query import QueryLineage, analyse_query
 from rag.lineage.scope import documents_as_of, workspace_version_labels
-from rag.retrieval import sql
+from rag.retrieval import vectors
 from rag.retrieval.options import SearchOptions
 
 
@@ -149,7 +149,7 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
     if len(set(keys.values())) < 2:  # one release among the head: nothing to give way to
         stats["older_release_removed"] = 0
         return sorted(head + tail, key=lambda c: -c.score)
-    pairs = sql.near_duplicate_pairs(sorted(keys), threshold=settings.RELEASE_COUNTERPART_THRESHOLD)
+    pairs = vectors.near_duplicate_pairs(sorted(keys), threshold=settings.RELEASE_COUNTERPART_THRESHOLD)
     newer: dict[int, tuple[str, float, int]] = {}  # older chunk -> (key, similarity, newer chunk)
     for a, b, similarity in pairs:
         if keys[a] == keys[b]:

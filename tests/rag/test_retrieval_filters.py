@@ -10,9 +10,9 @@ import time_machine
 from django.db import connection, transaction
 
 from rag.retrieval import SearchFilters, search
-from rag.retrieval.dates import DatePhraseError, parse_date_phrase
+from rag.dates import DatePhraseError, parse_date_phrase
 from rag.retrieval.filters import Scope, build_scope
-from rag.retrieval.sql import exact_query, hnsw_query, semantic_candidates, semantic_plan, vector_literal
+from rag.retrieval.vectors import exact_query, hnsw_query, semantic_candidates, semantic_plan, vector_literal
 from tests.factories import WorkspaceFactory
 from tests.rag.retrieval_helpers import add_document, hnsw_built_after, options, random_chunks
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
@@ -205,7 +205,7 @@ def test_the_index_scan_starves_under_a_filter_and_the_fallback_rescues_it(hayst
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_ef_search_is_raised_for_the_index_query_alone():
     """Outside any transaction (as in a web request): the setting lives for its one statement pair."""
-    from rag.retrieval.sql import _fetch_with_ef_search
+    from rag.retrieval.vectors import _fetch_with_ef_search
 
     assert _fetch_with_ef_search(123, "SELECT current_setting('hnsw.ef_search')::int, 1.0", []) == [(123, 1.0)]
     with connection.cursor() as cursor:

@@ -1,4 +1,9 @@
-"""Relative date phrases ("last 7 days", "this month", "since 2024") as [start, end) ranges.
+"""Date and time phrases, in one place: the month table, date filters and "as of" periods.
+
+Query analysis below retrieval, lineage and dedup, which all import it (it imports none of them).
+`parse_date_phrase` reads a date filter ("last 7 days", "this month", "since 2024") as a [start, end)
+range; `phrase_period` reads the looser phrases found inside questions ("as of 1 March 2025", "last
+month"); `MONTH_NAMES` is the month-name alternation for patterns that find dates in text.
 
 A phrase is read in the server's TIME_ZONE, so "this month" starts at local
 midnight of the first; the bounds come back timezone-aware. `end` is exclusive
@@ -42,6 +47,8 @@ MONTHS = {
     )
     for name in names
 }
+# Longest first, so that an alternation never stops at "mar" in "march".
+MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 HELP = ('try "today", "yesterday", "last 7 days", "past 2 weeks", "last 3 months", "this week", "this month", '
         '"this year", "last month", "last year", "since 2024", "since March 2024", "since 2024-03-01", "in 2024", '
         '"before 2024"')
@@ -54,11 +61,13 @@ _CALENDAR = re.compile(r"^(this|last|previous|current)\s+(week|month|year)$")
 _ANCHORED = re.compile(r"^(since|after|from|in|during|before|until)\s+(.+)$")
 
 
-def _midnight(day: date) -> datetime:
+def midnight(day: date) -> datetime:
+    """The start of `day` in the server's TIME_ZONE, timezone-aware."""
     return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
 
 
-def _add_months(day: date, months: int) -> date:
+def add_months(day: date, months: int) -> date:
+    """The first of the month `months` after (or before) `day`'s month."""
     index = day.year * 12 + (day.month - 1) + months
     year, month = divmod(index, 12)
     return date(year, month + 1, 1)
@@ -73,11 +82,11 @@ def _period(text: str) -> tuple[date, date] | None:
     match = re.fullmatch(r"((?:19|20)\d{2})-(\d{1,2})", text)
     if match:
         first = date(int(match[1]), int(match[2]), 1)
-        return first, _add_months(first, 1)
+        return first, add_months(first, 1)
     match = re.fullmatch(r"([a-z]+)\.?\s+((?:19|20)\d{2})", text)
     if match and match[1] in MONTHS:
         first = date(int(match[2]), MONTHS[match[1]], 1)
-        return first, _add_months(first, 1)
+        return first, add_months(first, 1)
     try:
         day = date.fromisoformat(text)
     except ValueError:
@@ -93,9 +102,9 @@ def parse_date_phrase(phrase: str, *, now: datetime | None = None) -> DateRange:
     if text in ("", "any", "any time", "anytime", "all time"):
         return DateRange(None, None)
     if text == "today":
-        return DateRange(_midnight(today), None)
+        return DateRange(midnight(today), None)
     if text == "yesterday":
-        return DateRange(_midnight(today - timedelta(days=1)), _midnight(today))
+        return DateRange(midnight(today - timedelta(days=1)), midnight(today))
 
     match = _ROLLING.match(text) or _PAST_ONE.match(text)
     if match:
@@ -110,7 +119,7 @@ def parse_date_phrase(phrase: str, *, now: datetime | None = None) -> DateRange:
             start = today - timedelta(days=30 * count - 1)
         else:
             start = today - timedelta(days=365 * count - 1)
-        return DateRange(_midnight(start), None)
+        return DateRange(midnight(start), None)
 
     match = _CALENDAR.match(text)
     if match:
@@ -123,17 +132,17 @@ def parse_date_phrase(phrase: str, *, now: datetime | None = None) -> DateRange:
                 first, after = first - step, first
         elif unit == "month":
             first = today.replace(day=1)
-            after = _add_months(first, 1)
+            after = add_months(first, 1)
             if which in ("last", "previous"):
-                first, after = _add_months(first, -1), first
+                first, after = add_months(first, -1), first
         else:
             first = date(today.year, 1, 1)
             after = date(today.year + 1, 1, 1)
             if which in ("last", "previous"):
                 first, after = date(today.year - 1, 1, 1), first
         # "this month" is open-ended: a document dated later today must not fall out.
-        end = None if which in ("this", "current") else _midnight(after)
-        return DateRange(_midnight(first), end)
+        end = None if which in ("this", "current") else midnight(after)
+        return DateRange(midnight(first), end)
 
     match = _ANCHORED.match(text)
     if match:
@@ -143,14 +152,55 @@ def parse_date_phrase(phrase: str, *, now: datetime | None = None) -> DateRange:
             raise DatePhraseError(f"cannot read the date in {phrase!r}; {HELP}")
         first, after = period
         if word in ("since", "from"):
-            return DateRange(_midnight(first), None)
+            return DateRange(midnight(first), None)
         if word == "after":
-            return DateRange(_midnight(after), None)
+            return DateRange(midnight(after), None)
         if word in ("before", "until"):
-            return DateRange(None, _midnight(first))
-        return DateRange(_midnight(first), _midnight(after))
+            return DateRange(None, midnight(first))
+        return DateRange(midnight(first), midnight(after))
 
     period = _period(text)
     if period is not None:
-        return DateRange(_midnight(period[0]), _midnight(period[1]))
+        return DateRange(midnight(period[0]), midnight(period[1]))
     raise DatePhraseError(f"unknown date phrase {phrase!r}; {HELP}")
+
+
+def phrase_period(phrase: str, today: date) -> tuple[date, date] | None:
+    """The days a phrase in a question names, as [first, first after): a year, a month, a day, "last month".
+
+    Looser than a date filter: words in any order ("1 March 2025", "March 1, 2025").
+    """
+    words = re.findall(r"[a-z]+|\d+", phrase.lower())
+    numbers = [int(word) for word in words if word.isdigit()]
+    month = next((MONTHS[word] for word in words if word in MONTHS), None)
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", phrase):
+            first = date.fromisoformat(phrase)
+            return first, first + timedelta(days=1)
+        if re.fullmatch(r"\d{4}-\d{2}", phrase):
+            first = date(numbers[0], numbers[1], 1)
+            return first, add_months(first, 1)
+        if month is not None and len(numbers) == 2:
+            day, year = sorted(numbers)
+            first = date(year, month, day)
+            return first, first + timedelta(days=1)
+        if month is not None and len(numbers) == 1:
+            first = date(numbers[0], month, 1)
+            return first, add_months(first, 1)
+    except ValueError:
+        return None
+    if len(numbers) == 1 and not words[1:]:
+        return date(numbers[0], 1, 1), date(numbers[0] + 1, 1, 1)
+    if words == ["yesterday"]:
+        return today - timedelta(days=1), today
+    if len(words) == 2 and words[0] in ("this", "last"):
+        unit = words[1]
+        if unit == "week":
+            first = today - timedelta(days=today.weekday())
+            return (first, first + timedelta(days=7)) if words[0] == "this" else (first - timedelta(days=7), first)
+        if unit == "month":
+            first = today.replace(day=1)
+            return (first, add_months(first, 1)) if words[0] == "this" else (add_months(first, -1), first)
+        first = date(today.year, 1, 1)
+        return (first, date(today.year + 1, 1, 1)) if words[0] == "this" else (date(today.year - 1, 1, 1), first)
+    return None

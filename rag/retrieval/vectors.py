@@ -1,4 +1,8 @@
-"""The vector SQL of retrieval, in one place: kNN (HNSW or exact), hydration, near-duplicate pairs.
+"""The vector plans and vector SQL, in one place: kNN (HNSW or exact), hydration, near-duplicate pairs.
+
+`hnsw_ef_search` is the one rule for how wide an HNSW candidate list must be
+for a filtered scan, shared by search (`semantic_plan`) and dedup's neighbour
+search (rag.dedup.neighbours); `set_ef_search` the one way to set it.
 
 HNSW or exact. pgvector 0.6 filters an HNSW scan after the fact: the index
 hands back at most `hnsw.ef_search` nearest rows and the WHERE clause then
@@ -62,14 +66,30 @@ class SemanticCandidates:
     ef_search: int | None
 
 
+def hnsw_ef_search(share: float, wanted: int, *, floor: int = EF_SEARCH_MIN) -> int | None:
+    """The ef_search that leaves about `wanted` rows after a filter keeping `share` of the index; None: exact.
+
+    None when no ef_search up to pgvector's maximum is wide enough (or nothing is in scope).
+    """
+    if share <= 0:
+        return None
+    needed = math.ceil(wanted * EF_SEARCH_OVERSAMPLE / share)
+    if needed > EF_SEARCH_MAX:
+        return None
+    return min(EF_SEARCH_MAX, max(floor, needed))
+
+
+def set_ef_search(cursor, ef_search: int) -> None:
+    """hnsw.ef_search for the current transaction only (the index reads it when a scan starts)."""
+    cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+
+
 def semantic_plan(scope: Scope, limit: int) -> SemanticPlan:
     """HNSW with a wide enough ef_search, or an exact scan where no ef_search is wide enough."""
-    if scope.selectivity <= 0:
+    ef_search = hnsw_ef_search(scope.selectivity, limit)
+    if ef_search is None or scope.selectivity < settings.EXACT_SCAN_SELECTIVITY:
         return SemanticPlan("exact")
-    needed = math.ceil(limit * EF_SEARCH_OVERSAMPLE / scope.selectivity)
-    if scope.selectivity < settings.EXACT_SCAN_SELECTIVITY or needed > EF_SEARCH_MAX:
-        return SemanticPlan("exact")
-    return SemanticPlan("hnsw", ef_search=min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, needed)))
+    return SemanticPlan("hnsw", ef_search=ef_search)
 
 
 def hnsw_query(scope: Scope, query_vector: str, limit: int) -> tuple[str, list]:
@@ -112,7 +132,7 @@ def _fetch_with_ef_search(ef_search: int, sql: str, params: list) -> list[tuple[
             return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+            set_ef_search(cursor, ef_search)
         return _fetch(sql, params)
 
 
