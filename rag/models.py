@@ -33,9 +33,7 @@ class Workspace(models.Model):
     name = models.CharField(max_length=200)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Set only by the first start (rag.bootstrap) on the demo workspace it creates: the built-in trial
-    # follows this mark, so a workspace someone made and named `demo` never gets it.
-    builtin_demo = models.BooleanField(default=False, editable=False)
+    builtin_demo = models.BooleanField(default=False, editable=False)  # set only by rag.bootstrap; the trial follows it
 
     class Meta:
         ordering = ["name"]
@@ -71,8 +69,7 @@ class QueryExpansion(models.Model):
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="query_expansions")
     term = models.CharField(max_length=100, help_text="A word or phrase, matched case-blind as whole words.")
-    expansions = models.CharField(max_length=1000,
-                                  help_text="Comma-separated words or phrases to look for as well.")
+    expansions = models.CharField(max_length=1000, help_text="Comma-separated words or phrases to look for as well.")
 
     class Meta:
         ordering = ["workspace_id", "term"]
