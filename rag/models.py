@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models import Value
 from pgvector.django import HnswIndex, VectorField
 
+from rag.source_labels import DATE_SOURCE_LABELS, VERSION_SOURCE_LABELS
+
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a different encoder needs a migration
 
 
@@ -158,37 +160,8 @@ class Document(models.Model):
 
     objects = DocumentQuerySet.as_manager()
 
-    DATE_SOURCE_LABELS = {
-        "pdf_moddate": "PDF modification date",
-        "pdf_creationdate": "PDF creation date",
-        "office_modified": "Office document property: modified",
-        "office_created": "Office document property: created",
-        "odf_modified": "OpenDocument meta.xml: last saved",
-        "odf_created": "OpenDocument meta.xml: created",
-        "mail_date": "the mail's Date header",
-        "frontmatter": "frontmatter date",
-        "asciidoc_revdate": "AsciiDoc :revdate:",
-        "asciidoc_date": "AsciiDoc :date:",
-        "rst_date": "reStructuredText :Date: field",
-        "html_meta_date": "HTML date meta tag",
-        "git_commit": "Git commit of the tag that first holds this text",
-        "mtime": "file modification time",
-        "upload_time": "upload time (no date in or on the file)",
-        "set_by_hand": "set by hand",
-        "unknown": "nothing: no date found",
-    }
-    VERSION_SOURCE_LABELS = {
-        "frontmatter": "frontmatter version",
-        "asciidoc_revnumber": "AsciiDoc :revnumber:",
-        "rst_version": "reStructuredText :Version: field",
-        "pdf_metadata": "PDF metadata",
-        "office_property": "Office document property \"version\"",
-        "title": "title",
-        "filename": "file name",
-        "path": "folder name",
-        "git_tag": "Git tag",
-        "set_by_hand": "set by hand",
-    }
+    DATE_SOURCE_LABELS = DATE_SOURCE_LABELS
+    VERSION_SOURCE_LABELS = VERSION_SOURCE_LABELS
     # How far a date can be trusted: an explicit date in the file beats the file system, which beats the upload.
     WEAK_DATE_SOURCES = {"mtime": 1, "upload_time": 0, "unknown": 0, "": 0}
 
