@@ -46,6 +46,7 @@ import re
 import subprocess
 import sys
 import tarfile
+from collections.abc import Sequence
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -140,9 +141,16 @@ def _states(text: str, patterns: list[str]) -> bool:
     )
 
 
-def ground_truth_check(questions: list[dict], texts: dict[tuple[str, str], str]) -> list[str]:
-    """Every problem found: a pattern that matches nothing, or matches a release it should not."""
+def ground_truth_check(
+    questions: list[dict], texts: dict[tuple[str, str], str], *, releases: Sequence[str] = tuple(RELEASES),
+) -> list[str]:
+    """Every problem found: a pattern that matches nothing, or matches a release it should not.
+
+    `texts` maps (release, path) to the normalised text; `releases` lists the releases oldest first
+    (the large corpus' builder passes its own).
+    """
     problems: list[str] = []
+    order = list(releases)
 
     def text_of(entry: dict, where: str) -> str | None:
         key = (entry.get("version", ""), entry.get("path", ""))
@@ -183,10 +191,10 @@ def ground_truth_check(questions: list[dict], texts: dict[tuple[str, str], str])
         seen.add(qid)
         if kind == "change":
             sides = question.get("sides", [])
-            if len(sides) != 2 or sides[0].get("version") not in RELEASES or sides[1].get("version") not in RELEASES:
+            if len(sides) != 2 or sides[0].get("version") not in order or sides[1].get("version") not in order:
                 problems.append(f"{qid}: a change question needs two sides of known releases")
                 continue
-            if list(RELEASES).index(sides[0]["version"]) >= list(RELEASES).index(sides[1]["version"]):
+            if order.index(sides[0]["version"]) >= order.index(sides[1]["version"]):
                 problems.append(f"{qid}: sides must go from the older release to the newer")
             for index, side in enumerate(sides):
                 must_state(side, f"{qid} sides[{index}]")
@@ -202,8 +210,8 @@ def ground_truth_check(questions: list[dict], texts: dict[tuple[str, str], str])
             where = f"{qid} {'outdated' if kind == 'current' else 'other_versions'}[{index}]"
             if other.get("version") == answer["version"]:
                 problems.append(f"{where}: same release as the answer")
-            if kind == "current" and other.get("version") in RELEASES and answer["version"] in RELEASES and (
-                list(RELEASES).index(other["version"]) >= list(RELEASES).index(answer["version"])
+            if kind == "current" and other.get("version") in order and answer["version"] in order and (
+                order.index(other["version"]) >= order.index(answer["version"])
             ):
                 problems.append(f"{where}: an outdated entry must be older than the answer")
             must_state(other, where)
