@@ -46,9 +46,10 @@ import re
 import subprocess
 import sys
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import NoReturn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -67,21 +68,26 @@ class CorpusError(Exception):
     """Something the corpus or its ground truth gets wrong; the message says what."""
 
 
-def sdist_fetch(*, release: str, cache: Path) -> Path:
-    """The release's sdist, downloaded once."""
+def sdist_download(*, project: str, release: str, cache: Path) -> Path:
+    """A project release's sdist in `cache`, downloaded once (the large corpus' builder uses it too)."""
     cache.mkdir(parents=True, exist_ok=True)
-    pattern = f"{PROJECT}-{RELEASES[release]}.tar.gz"
+    pattern = f"{project}-{release}.tar.gz"
     found = [path for path in cache.iterdir() if path.name.lower() == pattern]
     if not found:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             f"{PROJECT}=={RELEASES[release]}", "-d", str(cache)],
+             f"{project}=={release}", "-d", str(cache)],
             check=True,
         )
         found = [path for path in cache.iterdir() if path.name.lower() == pattern]
     if not found:
         raise CorpusError(f"pip download left no {pattern} in {cache}")
     return found[0]
+
+
+def sdist_fetch(*, release: str, cache: Path) -> Path:
+    """The release's sdist, downloaded once."""
+    return sdist_download(project=PROJECT, release=RELEASES[release], cache=cache)
 
 
 def flat_name(release: str, path: str) -> str:
@@ -220,6 +226,22 @@ def ground_truth_check(
     return problems
 
 
+def script_exit(main: Callable[[], int]) -> NoReturn:
+    """Run a builder's main: its status, or the CorpusError's message without a traceback."""
+    try:
+        sys.exit(main())
+    except CorpusError as exc:
+        sys.exit(f"error: {exc}")
+
+
+def problems_report(problems: list[str], *, where: str) -> int:
+    """Print what the check found, one line each; the exit status of a failed build."""
+    print(f"FAILED: {len(problems)} problem(s) in {where}", file=sys.stderr)
+    for problem in problems:
+        print(f"  - {problem}", file=sys.stderr)
+    return 1
+
+
 def ground_truth_resolve(questions: list[dict]) -> list[dict]:
     """The same questions with flattened file names, as the evaluation reads them."""
     def flat(entry: dict) -> dict:
@@ -260,10 +282,7 @@ def main() -> int:
     kinds = {kind: sum(q.get("kind", "current") == kind for q in questions) for kind in KINDS}
     print(f"questions: {len(questions)} {kinds}")
     if problems:
-        print(f"FAILED: {len(problems)} problem(s) in {args.ground_truth}", file=sys.stderr)
-        for problem in problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 1
+        return problems_report(problems, where=str(args.ground_truth))
     (out / "ground_truth.json").write_text(json.dumps(ground_truth_resolve(questions), indent=2) + "\n")
     (out / "files.json").write_text(json.dumps(listing, indent=2) + "\n")
     print(f"OK: every pattern found in its release and in none it should not be; wrote {out / 'ground_truth.json'}")
@@ -271,7 +290,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CorpusError as exc:
-        sys.exit(f"error: {exc}")
+    script_exit(main)

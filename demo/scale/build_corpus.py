@@ -48,7 +48,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tarfile
 from fnmatch import fnmatch
@@ -58,7 +57,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the Sphinx builder's checker is imported from the repository
 
-from demo.real.build_corpus import CorpusError, _normalized, _states, ground_truth_check  # noqa: E402
+from demo.real.build_corpus import (  # noqa: E402
+    CorpusError,
+    _normalized,
+    _states,
+    ground_truth_check,
+    problems_report,
+    script_exit,
+    sdist_download,
+)
 
 # project -> {version label: (release on PyPI, sha256 of its sdist)}; labels are unique across projects.
 PROJECTS: dict[str, dict[str, tuple[str, str]]] = {
@@ -96,22 +103,11 @@ QUESTION_SETS = {"heldout": HERE / "heldout_questions.json", "older": HERE / "ol
 def sdist_fetch(*, project: str, version: str, cache: Path) -> Path:
     """The release's sdist, downloaded once and checked against its pinned sha256."""
     release, sha256 = PROJECTS[project][version]
-    cache.mkdir(parents=True, exist_ok=True)
-    pattern = f"{project}-{release}.tar.gz"
-    found = [path for path in cache.iterdir() if path.name.lower() == pattern]
-    if not found:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             f"{project}=={release}", "-d", str(cache)],
-            check=True,
-        )
-        found = [path for path in cache.iterdir() if path.name.lower() == pattern]
-    if not found:
-        raise CorpusError(f"pip download left no {pattern} in {cache}")
-    digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
+    sdist = sdist_download(project=project, release=release, cache=cache)
+    digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
     if digest != sha256:
-        raise CorpusError(f"{found[0].name}: sha256 {digest}, expected {sha256}")
-    return found[0]
+        raise CorpusError(f"{sdist.name}: sha256 {digest}, expected {sha256}")
+    return sdist
 
 
 def flat_name(project: str, version: str, path: str) -> str:
@@ -292,19 +288,12 @@ def main() -> int:
     if args.no_questions:
         return 0
 
-    texts = {key: _normalized(data) for key, data in files.items()}
-    problems = question_sets_write(out=out, texts=texts)
+    problems = question_sets_write(out=out, texts={key: _normalized(data) for key, data in files.items()})
     if problems:
-        print(f"FAILED: {len(problems)} problem(s)", file=sys.stderr)
-        for problem in problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 1
+        return problems_report(problems, where=", ".join(path.name for path in QUESTION_SETS.values()))
     print(f"OK: every pattern found in its release and in none it should not be; wrote {out}/heldout, {out}/older")
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CorpusError as exc:
-        sys.exit(f"error: {exc}")
+    script_exit(main)
