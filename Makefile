@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval eval-real eval-scale install clean-data
+.PHONY: run test bench eval eval-real eval-scale eval-git install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# `@`: the launcher's own `docent:` lines are all `make run` prints (the README shows them).
 run: $(STAMP)
-	$(PY) -m config.launcher
+	@$(PY) -m config.launcher
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -60,6 +61,11 @@ eval-scale: $(STAMP)
 		--title "$(SCALE_TITLE): older-release questions"
 	$(SCALE_EVAL) eval_answers $(SCALE_ARGS) --ground-truth $(SCALE_CORPUS)/older/ground_truth.json \
 		--off-topic $(SCALE_CORPUS)/heldout/off_topic.json --title "$(SCALE_TITLE): older-release questions"
+
+# Five Sphinx releases' docs committed and tagged in a Git repository, synced as a Git source: chunks
+# encoded against distinct texts, and version questions (benchmarks/git_version_questions.json).
+eval-git: $(STAMP)
+	$(PY) benchmarks/eval_git_versions.py
 
 # Removes the development instance's data (database, redis, uploads). Asks nothing: be sure.
 clean-data:

@@ -131,8 +131,11 @@ def answer(question: str, *, workspace, options: dict) -> Answer:
     return _extractive(question, results, used, timer, notice)
 
 
-def answer_stream(question: str, *, workspace, options: dict) -> Iterator[str | Answer]:
-    """Yield reply pieces as the LLM writes them, then the finished Answer (extractive on failure)."""
+def answer_stream(question: str, *, workspace, options: dict, deadline: float | None = None) -> Iterator[str | Answer]:
+    """Yield reply pieces as the LLM writes them, then the finished Answer (extractive on failure).
+
+    `deadline`: the time.monotonic() instant the reply must be in by (chat.llm.stream_chat's default if None).
+    """
     timer = Timer()
     results, used = _search(question, workspace=workspace, options=options)
     timer.lap("search_ms")
@@ -141,7 +144,7 @@ def answer_stream(question: str, *, workspace, options: dict) -> Iterator[str | 
         return
     pieces: list[str] = []
     try:
-        for piece in stream_chat(llm_messages(question, results)):
+        for piece in stream_chat(llm_messages(question, results), deadline=deadline):
             pieces.append(piece)
             yield piece
     except LLMError as exc:

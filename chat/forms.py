@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django import forms
 
+from rag.lineage.labels import version_key
+
 DATE_CHOICES = [
     ("any", "Any time"),
     ("last_7_days", "Last 7 days"),
@@ -21,7 +23,7 @@ class AskForm(forms.Form):
 
 
 class SearchOptionsForm(forms.Form):
-    dedup = forms.BooleanField(required=False, label="Show deduplicated results")
+    dedup = forms.BooleanField(required=False, label="Hide duplicate passages")
     include_archived = forms.BooleanField(required=False, label="Include archived documents")
     provenance = forms.BooleanField(required=False, label="Show provenance")
     date = forms.ChoiceField(choices=DATE_CHOICES, initial="any", label="Dates")
@@ -40,7 +42,10 @@ class SearchOptionsForm(forms.Form):
         )
         labels = list(version_labels)
         stored = self.initial.get("as_of_version") or ""
-        if stored and stored not in labels:
+        same_release = [label for label in labels if stored and version_key(label) == version_key(stored)]
+        if same_release:  # "3.0.0" stored, "3.0" offered: one release, offered once
+            self.initial["as_of_version"] = same_release[0]
+        elif stored:
             labels.append(stored)  # its documents are gone; shown, so the panel says what the search does
         self.fields["as_of_version"] = forms.ChoiceField(
             required=False, label="Answer as of", choices=[("", "Latest"), *((label, label) for label in labels)]

@@ -7,7 +7,7 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -31,6 +31,33 @@ def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, s
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     return kind(parts.hostname, parts.port, timeout=timeout), path
+
+
+# One server-sent event line is a few hundred bytes; a "line" past this is a broken or hostile server.
+MAX_EVENT_LINE_BYTES = 1024 * 1024
+
+
+def _lines(response: http.client.HTTPResponse, sock: socket.socket, wait_limit: Callable[[], float]) -> Iterator[str]:
+    """The response's lines, each read checked against the whole answer's deadline.
+
+    readline() would wait for a newline across any number of reads, so a server that sends
+    a byte at a time without one could hold the answer open for ever; here every read asks
+    wait_limit() first, which raises once the deadline has passed.
+    """
+    pending = b""
+    while True:
+        sock.settimeout(wait_limit())
+        piece = response.read1(65536)
+        if not piece:
+            if pending:
+                yield pending.decode("utf-8", "replace").strip()
+            return
+        pending += piece
+        *complete, pending = pending.split(b"\n")
+        for raw in complete:
+            yield raw.decode("utf-8", "replace").strip()
+        if len(pending) > MAX_EVENT_LINE_BYTES:
+            raise LLMError(f"bad stream from the model server: a line over {MAX_EVENT_LINE_BYTES} bytes")
 
 
 def stream_chat(messages: list[dict[str, str]], *, deadline: float | None = None) -> Iterator[str]:
@@ -60,12 +87,7 @@ def stream_chat(messages: list[dict[str, str]], *, deadline: float | None = None
         response = connection.getresponse()
         if response.status != 200:
             raise LLMError(f"model server answered HTTP {response.status}")
-        while True:
-            sock.settimeout(wait_limit())
-            raw = response.readline()
-            if not raw:
-                return
-            line = raw.decode("utf-8", "replace").strip()
+        for line in _lines(response, sock, wait_limit):
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()

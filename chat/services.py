@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -25,6 +25,8 @@ STREAM_POLL_INTERVAL = 0.15
 # Past the deadline the generator needs a moment to compose and save the extractive fallback.
 PENDING_GRACE_SECONDS = 15
 EXPIRED_NOTICE = "No answer arrived in time (the server may have restarted); ask again."
+QUEUED_TOO_LONG_NOTICE = "Every answer worker was busy until the deadline passed; ask again."
+ANSWER_TASK = "chat.tasks.answer_generate"
 
 
 def conversation_create(*, user, workspace) -> Conversation:
@@ -55,35 +57,56 @@ def search_defaults_save(*, conversation: Conversation) -> SearchDefaults:
     return defaults
 
 
-def message_ask(*, conversation: Conversation, question: str, stream: bool = False) -> tuple[Message, Message]:
-    """Store the question and its answer; with `stream` and an LLM, the answer is left pending and started.
+class AskRefused(Exception):
+    """A question not taken now (an answer still being written, too many questions a minute); says which."""
 
-    This POST is the only thing that starts an LLM call: the generation runs in a
-    thread of this process once the pending row is committed, and readers of the
-    stream only watch the row (see message_stream).
+
+# pg_advisory_xact_lock(namespace, user_id): one user's asks are checked and stored one at a time.
+_ASK_LOCK_NAMESPACE = 23_001
+
+
+def _ask_check(*, conversation: Conversation) -> None:
+    """Raise AskRefused unless this user may ask now; the caller holds the user's ask lock."""
+    messages_expire_pending(conversation=conversation)
+    if conversation.messages.filter(role=Message.Role.ASSISTANT, metadata__pending=True).exists():
+        raise AskRefused("The previous answer is still being written; ask again once it is in.")
+    limit = settings.CHAT_ASKS_PER_MINUTE
+    recent = Message.objects.filter(conversation__user_id=conversation.user_id, role=Message.Role.USER,
+                                    created_at__gte=timezone.now() - timedelta(minutes=1)).count()
+    if recent >= limit:
+        raise AskRefused(f"At most {limit} questions a minute; ask again in a minute.")
+
+
+def message_ask(*, conversation: Conversation, question: str, stream: bool = False) -> tuple[Message, Message]:
+    """Store the question and its answer; with `stream` and an LLM, the answer is left pending and queued.
+
+    This POST is the only thing that starts an LLM call: the generation runs in the
+    `answers` queue once the pending row is committed (chat.tasks), and readers of
+    the stream only watch the row (see message_stream). Raises AskRefused, storing
+    nothing, while the conversation's previous answer is pending or past the user's rate.
     """
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            # Two tabs asking at once must not both pass the checks below.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_ASK_LOCK_NAMESPACE, conversation.user_id])
+        _ask_check(conversation=conversation)
         asked = Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
         if not conversation.title:
             conversation.title = question[:80]
         conversation.save(update_fields=["title", "updated_at"])
-    if stream and answering.llm_configured():
-        reply = Message.objects.create(
-            conversation=conversation, role=Message.Role.ASSISTANT, content="",
-            metadata={"pending": True, "started_at": timezone.now().isoformat()},
-        )
-        transaction.on_commit(lambda: _generate_in_background(reply.pk))
-        return asked, reply
+        if stream and answering.llm_configured():
+            reply = Message.objects.create(
+                conversation=conversation, role=Message.Role.ASSISTANT, content="",
+                metadata={"pending": True, "started_at": timezone.now().isoformat()},
+            )
+            # By name: chat.tasks imports this module. Routed to the `answers` queue (CELERY_TASK_ROUTES).
+            transaction.on_commit(lambda: current_app.send_task(ANSWER_TASK, args=[reply.pk]))
+            return asked, reply
     result = answering.answer(question, workspace=conversation.workspace, options=conversation.search_options)
     reply = Message.objects.create(
         conversation=conversation, role=Message.Role.ASSISTANT, content=result.text, metadata=result.metadata()
     )
     return asked, reply
-
-
-def _generate_in_background(message_id: int) -> None:
-    threading.Thread(target=message_generate, kwargs={"message_id": message_id}, daemon=True,
-                     name=f"answer-{message_id}").start()
 
 
 def _message_claim(message_id: int) -> Message | None:
@@ -100,17 +123,25 @@ def _message_claim(message_id: int) -> Message | None:
 
 
 def message_generate(*, message_id: int) -> None:
-    """Write a pending LLM answer into its row as it arrives, then finish it; runs at most once per message."""
+    """Write a pending LLM answer into its row as it arrives, then finish it; runs at most once per message.
+
+    The deadline counts from the question, so time spent waiting in the queue is part of it.
+    """
     try:
         message = _message_claim(message_id)
         if message is None:
+            return
+        started = parse_datetime(message.metadata.get("started_at") or "") or timezone.now()
+        left = settings.LLM_ANSWER_DEADLINE_SECONDS - (timezone.now() - started).total_seconds()
+        if left <= 0:
+            message_fail(message_id=message_id, notice=QUEUED_TOO_LONG_NOTICE)
             return
         question = message.conversation.messages.filter(role=Message.Role.USER, id__lt=message.pk).last()
         written, last_write = "", time.monotonic()
         final: answering.Answer | None = None
         for piece in answering.answer_stream(
             question.content if question else "", workspace=message.conversation.workspace,
-            options=message.conversation.search_options,
+            options=message.conversation.search_options, deadline=time.monotonic() + left,
         ):
             if isinstance(piece, answering.Answer):
                 final = piece
@@ -121,11 +152,9 @@ def message_generate(*, message_id: int) -> None:
                 last_write = time.monotonic()
         if final is not None:
             message_finish(message=message, answer=final)
-    except Exception:
+    except Exception:  # SoftTimeLimitExceeded included: the message must not stay pending
         logger.exception("answer generation failed message_id=%s", message_id)
         message_fail(message_id=message_id, notice="The answer could not be generated; ask again.")
-    finally:
-        connection.close()  # this thread's own connection; the request's is untouched
 
 
 def message_finish(*, message: Message, answer: answering.Answer) -> bool:
@@ -178,9 +207,11 @@ def message_stream(*, message: Message) -> Iterator[str]:
 
     Any number of readers (a reload, a second tab) see the same text; the stream
     ends when the answer is finished, when its text is replaced by the final one,
-    or when it expires.
+    when it expires, or after CHAT_STREAM_MAX_SECONDS (the page then looks again),
+    so that no reader holds a web thread for a whole slow answer.
     """
     sent = ""
+    until = time.monotonic() + settings.CHAT_STREAM_MAX_SECONDS
     while True:
         row = Message.objects.filter(pk=message.pk).values("content", "metadata").first()
         if row is None:
@@ -195,5 +226,7 @@ def message_stream(*, message: Message) -> Iterator[str]:
             return
         if _pending_too_long(metadata, now=timezone.now()):
             message_fail(message_id=message.pk, notice=EXPIRED_NOTICE)
+            return
+        if time.monotonic() >= until:
             return
         time.sleep(STREAM_POLL_INTERVAL)

@@ -6,12 +6,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, Strea
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap, retarget
 
 from chat import services
 from chat.answering import llm_configured
 from chat.forms import AskForm, SearchOptionsForm
 from chat.models import Message, default_search_options
 from chat.selectors import conversation_get, conversation_list, conversation_sidebar
+from chat.streams import stream_slot_take
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION
 from licensing.services import has_feature, tier_for_feature
 from rag.models import DocType
@@ -87,11 +89,23 @@ def message_create(request: HttpRequest, pk: int) -> HttpResponse:
         context = _page_context(request, conversation)
         context["ask_form"] = form
         return render(request, "chat/conversation.html", context, status=400)
-    asked, reply = services.message_ask(
-        conversation=conversation, question=form.cleaned_data["question"], stream=bool(request.htmx)
-    )
+    try:
+        # Generated answers always run in the answers queue: a request without HX-Request must not hold a thread either.
+        asked, reply = services.message_ask(conversation=conversation, question=form.cleaned_data["question"], stream=True)
+    except services.AskRefused as refused:
+        if request.htmx:
+            # Into the form's error line (the form swaps a 429 in), the typed question kept.
+            refusal = render(request, "chat/partials/_ask_refused.html", {"reason": str(refused)}, status=429)
+            return reswap(retarget(refusal, "#ask-error"), "innerHTML")
+        form.add_error("question", str(refused))
+        context = _page_context(request, conversation)
+        context["ask_form"] = form
+        return render(request, "chat/conversation.html", context, status=429)
     if request.htmx:
-        return render(request, "chat/partials/_exchange.html", {"messages_pair": [asked, reply], "conversation": conversation})
+        return render(request, "chat/partials/_exchange.html", {
+            "messages_pair": [asked, reply], "conversation": conversation,
+            "conversations": conversation_sidebar(user=request.user, workspace=conversation.workspace),
+        })
     return redirect(f"/chat/{conversation.pk}/#m{reply.pk}")
 
 
@@ -140,9 +154,14 @@ def message_stream(request: HttpRequest, pk: int) -> HttpResponse:
     """Plain-text stream of a pending LLM answer, read from its row; the page swaps in the saved message at the end.
 
     Read-only: the POST that asked started the generation, so a reload or a second tab only watches.
+    Bounded in count per process (429 past it) and in time (chat.streams, chat.services.message_stream).
     """
     message = _own_message(request, pk)
-    response = StreamingHttpResponse(services.message_stream(message=message), content_type="text/plain; charset=utf-8")
+    pieces = stream_slot_take(services.message_stream(message=message))
+    if pieces is None:  # this process serves its limit of streams: the page tries again (429, not a 5xx to log)
+        return HttpResponse("Busy; try again shortly.", status=429, headers={"Retry-After": "2"},
+                            content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(pieces, content_type="text/plain; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response

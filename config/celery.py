@@ -22,6 +22,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # The indexing tasks live in rag/jobs/tasks.py, not in an app's tasks.py: loaded, like those, when the app is.
 app.autodiscover_tasks(["rag.jobs"])
+app.autodiscover_tasks(["rag.sources"])  # rag.sources.tasks: syncing folder and Git sources
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from config.services import ROLE_ENV, START_ENV, embedded_release
 # Commands that run without Docent's tables (or create them).
 SCHEMA_FREE_COMMANDS = {
     "check", "collectstatic", "compilemessages", "dbshell", "diffsettings", "findstatic", "flush",
-    "generate_license_keypair", "help", "makemessages", "makemigrations", "migrate", "optimizemigration",
+    "help", "makemessages", "makemigrations", "migrate", "optimizemigration",
     "sendtestemail", "services", "shell", "showmigrations", "sqlflush", "sqlmigrate", "sqlsequencereset",
     "squashmigrations", "startapp", "startproject", "test", "version",
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -9,6 +11,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from config.celery import _redis, worker_pools
+
+logger = logging.getLogger(__name__)
 
 
 def _check_database() -> dict:
@@ -37,12 +41,16 @@ def _check_workers() -> dict:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
+    # What failed is for staff and the logs: an exception's text names hosts, paths and users.
+    detailed = request.user.is_authenticated and request.user.is_staff
     checks: dict = {}
     for name, check in (("database", _check_database), ("redis", _check_redis), ("workers", _check_workers)):
         try:
             checks.update(check())
         except Exception as exc:  # a down service is a status to report, not a 500
-            checks[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+            logger.warning("healthz: %s check failed", name, exc_info=True)
+            error = f"{type(exc).__name__}: {exc}"[:300] if detailed else "unavailable (details in the server log)"
+            checks[name] = {"ok": False, "error": error}
             if name == "database":
                 checks["pgvector"] = {"ok": False, "error": "database unreachable"}
             if name == "redis":

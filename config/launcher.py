@@ -22,7 +22,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import environ
+
 from config.cli import schema_ensure
+from config.instance import LOCAL_HOSTS, DataDirLock, InstanceError, bind_check, data_dir_lock, port_check
 from config.services import ROLE_ENV, STATES, owner_claim, stop_embedded
 
 BIN = Path(sys.executable).parent
@@ -83,6 +86,19 @@ def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[
     return command, env
 
 
+def answers_worker_command(environ: dict[str, str]) -> list[str]:
+    """The worker of the `answers` queue (chat.tasks): threads, not processes.
+
+    A generated answer spends its time waiting on the model server, so one process of
+    threads writes many at once (DOCENT_ANSWER_THREADS, 8 by default) for one model in
+    memory; in the indexing worker's two processes, 50 askers of a 3 s model waited 88 s
+    (p50) for their answer, and indexing waited behind them (benchmarks/bench_answers_load.py).
+    """
+    threads = environ.get("DOCENT_ANSWER_THREADS") or "8"
+    return [str(BIN / "celery"), "-A", "config", "worker", "-Q", "answers", "-n", "answers@%h", "--pool", "threads",
+            "--concurrency", threads, "--loglevel", "INFO"]
+
+
 def web_command(host: str, port: str, logs: Path) -> list[str]:
     """gunicorn as `make run` (and benchmarks/bench_chat.py) runs it.
 
@@ -111,6 +127,26 @@ def _services_say() -> None:
             _say(f"{'PostgreSQL' if key == 'database' else 'Redis'}: {external} (not started here)")
         else:
             _say(f"{state.name}: {state.action} (embedded, {_shown(state.where)})")
+
+
+def preflight() -> DataDirLock:
+    """Before anything starts: a bind that ALLOWED_HOSTS covers, this data folder to ourselves, a free port.
+
+    Reads the environment (and .env) as settings will, since settings start the embedded
+    services: a second launcher must be refused before it touches the first one's.
+    """
+    env = environ.Env()
+    environ.Env.read_env(ROOT / ".env", overwrite=False)
+    host = env.str("DOCENT_HOST", default="127.0.0.1")
+    try:
+        port = env.int("DOCENT_PORT", default=8000)
+        bind_check(host, env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS))
+        lock = data_dir_lock(Path(env.str("DATA_DIR", default=str(ROOT / "var"))).resolve())
+        port_check(host, port)
+    except (InstanceError, ValueError) as exc:
+        _say(f"configuration error: {exc}")
+        raise SystemExit(2) from None
+    return lock
 
 
 def _prepare() -> list[str]:
@@ -210,6 +246,7 @@ def _tail(path: Path, lines: int = 8) -> str:
 
 
 def main() -> int:
+    data_dir_held = preflight()  # held until this process ends; released below once everything has stopped
     sign_in = _prepare()
     from django.conf import settings
     from django.db import connections
@@ -224,12 +261,18 @@ def main() -> int:
     worker_args, worker_env = worker_command(dict(os.environ), os.cpu_count() or 1)
     children = [
         Child("worker", worker_args, logs / "worker.log", worker_env),
+        Child("answers worker", answers_worker_command(dict(os.environ)), logs / "answers.log"),
         Child("web", web_command(host, port, logs), logs / "web.log"),
+        # Folder sources marked "watch" sync on file-system events too (rag.sources.watch).
+        Child("watcher", [sys.executable, str(ROOT / "manage.py"), "watch_sources"], logs / "watcher.log"),
     ]
     for child in children:
         child.start()
     concurrency = worker_args[worker_args.index("--concurrency") + 1]
-    _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}")
+    threads = children[1].command[children[1].command.index("--concurrency") + 1]
+    _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}; answers: {threads} threads, "
+         f"log {_shown(logs / 'answers.log')}")
+    _say(f"watcher: folder sources marked 'watch' also sync on file changes, log {_shown(logs / 'watcher.log')}")
     web = next(child for child in children if child.name == "web")
     if _wait_for_port(host, int(port), web):
         _say(f"web: 2 processes, access log {_shown(logs / 'access.log')}, errors {_shown(logs / 'web.log')}")
@@ -274,6 +317,7 @@ def main() -> int:
             child.proc.kill()
             child.proc.wait()
     stop_embedded(settings.DATA_DIR, database=settings.EMBEDDED_DATABASE, redis_server=settings.EMBEDDED_REDIS)
+    data_dir_held.release()
     _say("stopped")
     return exit_code
 

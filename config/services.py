@@ -30,6 +30,8 @@ from pathlib import Path
 
 import fasteners
 
+from config.watchdog import process_start_time
+
 
 class ServiceError(RuntimeError):
     """A service could not be started or reached; the message is for a person."""
@@ -156,10 +158,14 @@ def _setting_bytes(number: str, unit: str) -> int | None:
 
 
 def _redis_ping(socket_path: Path) -> bool:
+    """Whether a Redis server answers on the socket. One still loading its data answers LOADING: it runs,
+    and starting another on its socket would orphan it."""
     import redis
 
     try:
         return bool(redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1).ping())
+    except redis.BusyLoadingError:
+        return True
     except (redis.RedisError, OSError):
         return False
 
@@ -374,14 +380,17 @@ def embedded_release(data_dir: Path, *, database: bool, redis_server: bool) -> b
 
 
 def _watchdog_start(pid: int | None, stop_signal: int, folder: Path) -> None:
-    if pid is None:
+    # The server is named by pid and start time: a pid freed by its exit and reused is never the server.
+    started = process_start_time(pid) if pid is not None else None
+    if started is None:
         return
     # The folder as it is now: the watchdog's own start takes a moment, and a folder deleted in that
     # moment must still count as gone.
     info = folder.stat()
     subprocess.Popen(
         # By path, isolated and without site-packages: the config package would import Celery (~35 MB, not ~9).
-        [sys.executable, "-I", "-S", str(Path(__file__).with_name("watchdog.py")), str(pid), str(int(stop_signal)),
+        [sys.executable, "-I", "-S", str(Path(__file__).with_name("watchdog.py")), f"{pid}:{started}",
+         str(int(stop_signal)),
          str(folder), f"{info.st_dev}:{info.st_ino}"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,  # Ctrl-C in the terminal must not end it before the server

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import sys
 from pathlib import Path
 
 import environ
 
+from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
 from config.services import (
     START_ENV,
     ServiceError,
@@ -41,25 +41,23 @@ except ServiceError as exc:
     _fail(str(exc))
 
 # --- hosts and secrets ----------------------------------------------------------
-LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS)
 # Serving any host but this machine's is production: a set SECRET_KEY and HTTPS by default.
-SERVES_NETWORK = any(host not in LOCAL_HOSTS for host in ALLOWED_HOSTS)
+SERVES_NETWORK = serves_network(ALLOWED_HOSTS)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if SERVES_NETWORK:
         _fail("SECRET_KEY must be set when ALLOWED_HOSTS names hosts other than this machine's")
     # This machine only (`make run`): generated once and kept, so sessions survive restarts.
-    key_file = DATA_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
-    SECRET_KEY = key_file.read_text().strip()
+    SECRET_KEY = secret_key_read_or_create(DATA_DIR / "secret_key")
 # Behind a TLS proxy (the default when serving the network): redirect to HTTPS, secure cookies, HSTS.
 # `make run` on http://127.0.0.1 is plain HTTP, where those would lock the user out.
 HTTPS = env.bool("DOCENT_HTTPS", default=SERVES_NETWORK and not DEBUG)
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Where people open Docent: the `url` of `search --json` results (the API answers with the address it was asked on).
+PUBLIC_URL = env.str("DOCENT_PUBLIC_URL", default="").rstrip("/") or (
+    f"http://{env.str('DOCENT_HOST', default='127.0.0.1')}:{env.str('DOCENT_PORT', default='8000')}")
 
 # --- services ----------------------------------------------------------------
 # The embedded server's cache: the HNSW index must stay in it for kNN to stay fast (100k
@@ -208,6 +206,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ROUTES = {
     "rag.tasks.index_*": {"queue": "ingest"},
     "rag.tasks.merge_*": {"queue": "merge"},
+    # A generated answer holds its worker process for the model's whole reply: its own queue.
+    "chat.tasks.*": {"queue": "answers"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_WORKER_SEND_TASK_EVENTS = False
@@ -230,8 +230,11 @@ JOB_ITEM_LEASE_SECONDS = env.int("JOB_ITEM_LEASE_SECONDS", default=720)
 JOB_ITEM_MAX_LOST_RUNS = env.int("JOB_ITEM_MAX_LOST_RUNS", default=3)
 # How often Celery beat runs the reaper (rag.tasks.reap_job_items); `make run` runs beat in its worker.
 JOB_REAPER_INTERVAL_SECONDS = env.int("JOB_REAPER_INTERVAL_SECONDS", default=60)
+# How often beat looks for folder and Git sources whose schedule says they are due (rag.sources).
+SOURCE_SCHEDULE_TICK_SECONDS = env.int("SOURCE_SCHEDULE_TICK_SECONDS", default=60)
 CELERY_BEAT_SCHEDULE = {
     "reap-job-items": {"task": "rag.tasks.reap_job_items", "schedule": float(JOB_REAPER_INTERVAL_SECONDS)},
+    "sync-due-sources": {"task": "rag.sources.tasks.sync_due_sources", "schedule": float(SOURCE_SCHEDULE_TICK_SECONDS)},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Workers write a heartbeat key; /healthz reads it rather than broadcasting pings.
@@ -256,6 +259,13 @@ LOGGING = {
 # The encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", or "hashing" (tests only).
 EMBEDDING_ENCODER = env.str("EMBEDDING_ENCODER", default="minilm")
 
+# Git sources: credentials for clone URLs over HTTPS, from the environment only (never stored with the source);
+# unset, git's own credential store and ssh keys apply.
+GIT_SOURCE_USERNAME = env.str("GIT_SOURCE_USERNAME", default="")
+GIT_SOURCE_PASSWORD = env.str("GIT_SOURCE_PASSWORD", default="")
+# Folder sources with file-system watching: events closer together than this make one sync.
+SOURCE_WATCH_DEBOUNCE_SECONDS = env.float("SOURCE_WATCH_DEBOUNCE_SECONDS", default=5.0)
+
 # Ingestion: files larger than this fail with a reason instead of filling memory.
 INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 1024)
 # Uploads: a folder holds more files than Django's default 100 per request; a .zip is unpacked
@@ -263,6 +273,17 @@ INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 102
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=2000)
 UPLOAD_ZIP_MAX_MEMBERS = env.int("UPLOAD_ZIP_MAX_MEMBERS", default=5000)
 UPLOAD_ZIP_MAX_BYTES = env.int("UPLOAD_ZIP_MAX_BYTES", default=1024 * 1024 * 1024)
+# Bytes one upload request may store, files and unpacked zip members together: a request past it is
+# stopped as it arrives (rag.upload_limits), so one request cannot fill the disk.
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=1024 * 1024 * 1024)
+# Bytes of stored upload copies a workspace may hold (shown on its documents page); an upload past it is refused.
+WORKSPACE_STORAGE_QUOTA_BYTES = env.int("WORKSPACE_STORAGE_QUOTA_BYTES", default=10 * 1024 * 1024 * 1024)
+# The first handler counts each file's bytes as they arrive and refuses one past INGEST_MAX_FILE_BYTES.
+FILE_UPLOAD_HANDLERS = [
+    "rag.upload_limits.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Chunk size in words: all-MiniLM-L6-v2 reads only 256 word pieces (measured: 200-250 words of
 # technical prose are ~308), so longer chunks would leave their tail out of the embedding.
 CHUNK_TARGET_WORDS = env.int("CHUNK_TARGET_WORDS", default=170)
@@ -273,11 +294,16 @@ CHUNK_OVERLAP_WORDS = env.int("CHUNK_OVERLAP_WORDS", default=25)
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 
 # --- licensing -------------------------------------------------------------------
-# Ed25519 public key that signed license keys must verify against: PEM, or base64 of the
-# 32 raw bytes (what `manage.py generate_license_keypair` prints). Empty refuses every
-# signed key with "no license public key configured"; only signed keys grant a tier.
-LICENSE_PUBLIC_KEY = env.str("LICENSE_PUBLIC_KEY", default="", multiline=True)
-# The demo workspace's built-in Writer Pro trial: long enough to try every feature on your own documents.
+# Genuine licenses verify against the vendor keys built into licensing/trust.py, never a key from here.
+# This extra Ed25519 public key (base64 of the 32 raw bytes, or PEM) lets developers and the tests sign
+# their own; it grants only while the instance serves this machine alone (SERVES_NETWORK false), and a
+# license it verifies is shown as "development key: not a genuine license".
+LICENSE_DEVELOPMENT_KEY = env.str("LICENSE_DEVELOPMENT_KEY", default="", multiline=True)
+if env.str("LICENSE_PUBLIC_KEY", default=""):
+    _fail("LICENSE_PUBLIC_KEY is no longer read: licenses verify against the vendor keys built in; "
+          "for a key of your own on this machine only, set LICENSE_DEVELOPMENT_KEY instead")
+# The demo workspace's built-in Writer Pro trial: long enough to try every feature on your own documents
+# (at most 30 days, whatever this says: licensing.services.TRIAL_MAX_DAYS).
 DEMO_TRIAL_DAYS = env.int("DEMO_TRIAL_DAYS", default=30)
 
 # Answers: how many statements an extractive answer quotes (1-3 reads as an answer, more as a search
@@ -311,6 +337,12 @@ LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60)
 # A whole generated answer must be in by then, else the extractive answer stands with a notice.
 LLM_ANSWER_DEADLINE_SECONDS = env.float("LLM_ANSWER_DEADLINE_SECONDS", default=120)
+# Questions one user may ask a minute, all conversations together: each costs a search, maybe a model call.
+CHAT_ASKS_PER_MINUTE = env.int("CHAT_ASKS_PER_MINUTE", default=10)
+# Answer streams one web process serves at once: each holds one of its 4 threads, so pages keep the rest.
+CHAT_STREAMS_PER_PROCESS = env.int("CHAT_STREAMS_PER_PROCESS", default=2)
+# A stream ends after this long and the page opens another: no reader holds a thread for a whole slow answer.
+CHAT_STREAM_MAX_SECONDS = env.float("CHAT_STREAM_MAX_SECONDS", default=20)
 
 # --- dedup merging ------------------------------------------------------------------
 # Cosine at or above which chunks of different documents are versions of one text: a changed

@@ -37,14 +37,21 @@ ingested, so paths match by suffix.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from celery import current_app
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.conf import settings
+from django.utils import timezone
 
-from licensing.services import process_grant_set
+from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
+from licensing.models import License
+from licensing.services import installation_id, license_install, license_revoke
 from rag.dedup.merge import workspace_merge
 from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, Workspace
@@ -79,8 +86,6 @@ class Config:
 
 
 def _without_list(name: str) -> dict[str, Any]:
-    from django.conf import settings
-
     return {"RRF_WEIGHTS": {**settings.RRF_WEIGHTS, name: 0.0}}
 
 
@@ -252,11 +257,35 @@ def eval_workspace_prepare(*, corpus: Path, slug: str, name: str) -> tuple[Works
 
 
 def eval_license_set(*, workspace: Workspace, licensed: bool) -> None:
-    """Enterprise granted in this process, or nothing: the same index seen by a licensed and a Free workspace.
-
-    A grant in process, not a License row: only a vendor-signed key makes a row count.
+    """Enterprise through a license signed by this run's development key, or no license at all: the same
+    index seen by a licensed and a Free workspace, through the path a customer's license takes (signature,
+    installation, `has_feature`). Evaluation runs on an instance serving this machine alone, where the
+    development key is honoured, as in the tests.
     """
-    process_grant_set(workspace_id=workspace.pk, tier_slug="enterprise" if licensed else None)
+    for license in License.objects.filter(workspace=workspace, revoked=False):
+        license_revoke(license=license, actor_label="evaluation")
+    if not licensed:
+        return
+    now = timezone.now()
+    payload = LicensePayload(license_id=uuid.uuid4(), installation=installation_id(), workspace=workspace.slug,
+                             tier="enterprise", valid_from=now - timedelta(minutes=1), valid_until=None,
+                             issued_to="evaluation", issued_at=now)
+    license_install(key=sign_license(payload, _development_key()), workspace_slug=workspace.slug,
+                    actor_label="evaluation")
+
+
+_development_keys: list[tuple[Ed25519PrivateKey, str]] = []
+
+
+def _development_key() -> Ed25519PrivateKey:
+    """A development keypair made once per run, its public half trusted by this process only (set on each
+    call: a test's settings are restored after it)."""
+    if not _development_keys:
+        private_pem, public_text = generate_keypair()
+        _development_keys.append((load_private_key(private_pem), public_text))
+    private_key, public_text = _development_keys[0]
+    settings.LICENSE_DEVELOPMENT_KEY = public_text
+    return private_key
 
 
 def evaluate(

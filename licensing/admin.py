@@ -25,7 +25,8 @@ from licensing.services import (
     license_install,
     license_revoke,
     license_save,
-    license_signature_problem,
+    license_signature_check,
+    trial_running,
 )
 
 
@@ -148,19 +149,22 @@ class LicenseAdmin(admin.ModelAdmin):
 
     @admin.display(description="Status")
     def status_badge(self, obj: License) -> str:
-        problem = license_signature_problem(obj)
-        return f"{obj.status()}; grants nothing ({problem})" if problem else obj.status()
+        check = license_signature_check(obj)
+        if check.problem:
+            return f"{obj.status()}; grants nothing ({check.problem})"
+        return f"{obj.status()} ({check.label})" if check.development else obj.status()
 
     @admin.display(description="Signature")
     def signature(self, obj: License) -> str:
-        return license_signature_problem(obj) or "valid: this license grants its tier"
+        return license_signature_check(obj).label
 
     def add_view(self, request: HttpRequest, form_url: str = "", extra_context: dict | None = None) -> HttpResponse:
         # A license comes from a signed key only; "Add" leads to installing one.
         return HttpResponseRedirect(reverse("admin:licensing_license_install"))
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
-        return super().changelist_view(request, {**(extra_context or {}), "installation_id": installation_id()})
+        return super().changelist_view(request, {**(extra_context or {}), "installation_id": installation_id(),
+                                                  "trial": trial_running()})
 
     @admin.display(description="From a signed key", boolean=True)
     def from_signed_key(self, obj: License) -> bool:
@@ -198,10 +202,14 @@ class LicenseAdmin(admin.ModelAdmin):
             except LicenseKeyError as exc:
                 form.add_error("key", str(exc))
             else:
+                notice = f" ({result.development_notice})" if result.development else ""
                 if result.created:
-                    self.message_user(request, f"Installed {result.license}.", messages.SUCCESS)
+                    self.message_user(request, f"Installed {result.license}{notice}.", messages.SUCCESS)
+                elif result.renewed:
+                    message = f"Renewed {result.license}{notice} from a later issue of its key."
+                    self.message_user(request, message, messages.SUCCESS)
                 else:
-                    message = f"This key was already installed ({result.license}); nothing changed."
+                    message = f"This key was already installed ({result.license}){notice}; nothing changed."
                     self.message_user(request, message, messages.INFO)
                 return HttpResponseRedirect(reverse("admin:licensing_license_change", args=[result.license.pk]))
         context = {
@@ -221,7 +229,8 @@ class InstallationAdmin(admin.ModelAdmin):
     """Read-only: the ID keys are issued for, and the built-in demo trial. Made by code, never by hand."""
 
     list_display = ["installation_id", "created_at", "trial_workspace", "trial_ends_at"]
-    readonly_fields = ["installation_id", "created_at", "trial_workspace", "trial_started_at", "trial_ends_at"]
+    readonly_fields = ["installation_id", "created_at", "trial_workspace", "trial_workspace_slug", "trial_started_at",
+                       "trial_ends_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Installation]:
         installation_get()  # the list shows the row even before anything else asked for it

@@ -3,7 +3,7 @@
 The signature covers the text `DOCENT1.<payload part>`, so neither the version
 prefix nor a byte of the payload can change without the key being refused.
 The vendor signs with a private key that never leaves their machine; an
-install verifies against the public key in settings.LICENSE_PUBLIC_KEY.
+install verifies against the public keys built into licensing.trust.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import binascii
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -23,6 +23,10 @@ PREFIX = "DOCENT1"
 # `installation` binds a key to one installation (licensing.models.Installation): the same
 # workspace slug on another server is another customer's workspace.
 PAYLOAD_FIELDS = ("license_id", "installation", "workspace", "tier", "valid_from", "valid_until", "issued_to")
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_LATEST = datetime.max.replace(tzinfo=UTC)
+# Optional: when the vendor signed it. A renewal reissues a license id; the later issue replaces the earlier.
+ISSUED_AT = "issued_at"
 
 
 class LicenseKeyError(ValueError):
@@ -38,9 +42,10 @@ class LicensePayload:
     valid_from: datetime
     valid_until: datetime | None
     issued_to: str
+    issued_at: datetime | None = None
 
     def to_json(self) -> dict[str, str | None]:
-        return {
+        fields = {
             "license_id": str(self.license_id),
             "installation": self.installation,
             "workspace": self.workspace,
@@ -49,6 +54,11 @@ class LicensePayload:
             "valid_until": self.valid_until.isoformat() if self.valid_until else None,
             "issued_to": self.issued_to,
         }
+        return {**fields, ISSUED_AT: self.issued_at.isoformat()} if self.issued_at else fields
+
+    def issue_order(self) -> tuple[datetime, datetime]:
+        """How two issues of one license id compare: the later signing wins, else the later end (none: last)."""
+        return (self.issued_at or _EARLIEST, self.valid_until or _LATEST)
 
 
 def _b64encode(data: bytes) -> str:
@@ -69,7 +79,7 @@ def generate_keypair() -> tuple[bytes, str]:
 
 
 def public_key_text(public_key: Ed25519PublicKey) -> str:
-    """The form LICENSE_PUBLIC_KEY takes: one line, so it fits in an env var."""
+    """The form built-in keys and LICENSE_DEVELOPMENT_KEY take: one line, so it fits in an env var."""
     raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return base64.b64encode(raw).decode("ascii")
 
@@ -88,9 +98,7 @@ def load_public_key(text: str) -> Ed25519PublicKey:
     """Accept PEM, or base64 of either the 32 raw bytes or the DER SubjectPublicKeyInfo."""
     text = text.strip()
     if not text:
-        raise LicenseKeyError(
-            "no license public key configured (set LICENSE_PUBLIC_KEY); signed keys cannot be verified"
-        )
+        raise LicenseKeyError("no public key given; signed keys cannot be verified")
     try:
         if text.startswith("-----BEGIN"):
             key = serialization.load_pem_public_key(text.encode("ascii"))
@@ -98,9 +106,9 @@ def load_public_key(text: str) -> Ed25519PublicKey:
             raw = base64.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4), validate=True)
             key = Ed25519PublicKey.from_public_bytes(raw) if len(raw) == 32 else serialization.load_der_public_key(raw)
     except (ValueError, TypeError, binascii.Error, UnicodeEncodeError):
-        raise LicenseKeyError("LICENSE_PUBLIC_KEY is not a readable Ed25519 public key") from None
+        raise LicenseKeyError("not a readable Ed25519 public key") from None
     if not isinstance(key, Ed25519PublicKey):
-        raise LicenseKeyError("LICENSE_PUBLIC_KEY is not an Ed25519 public key")
+        raise LicenseKeyError("not an Ed25519 public key")
     return key
 
 
@@ -137,6 +145,7 @@ def verify_license_key(key: str, public_key: Ed25519PublicKey) -> LicensePayload
             valid_from=_aware(datetime.fromisoformat(data["valid_from"])),
             valid_until=_aware(datetime.fromisoformat(data["valid_until"])) if data["valid_until"] else None,
             issued_to=str(data["issued_to"] or ""),
+            issued_at=_aware(datetime.fromisoformat(data[ISSUED_AT])) if data.get(ISSUED_AT) else None,
         )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         if isinstance(exc, LicenseKeyError):

@@ -117,6 +117,7 @@ class LicenseEvent(models.Model):
     class Action(models.TextChoices):
         ISSUE = "issue", "Issued"
         INSTALL = "install", "Installed from a signed key"
+        RENEW = "renew", "Renewed from a later issue of its key"
         TIER_CHANGE = "tier_change", "Tier changed"
         REVOKE = "revoke", "Revoked"
         REINSTATE = "reinstate", "Reinstated"
@@ -152,6 +153,8 @@ class Installation(models.Model):
     trial_workspace = models.ForeignKey(
         "rag.Workspace", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
     )
+    # The slug the demo workspace had when its trial started: renamed, it is no longer the demo.
+    trial_workspace_slug = models.SlugField(blank=True, editable=False)
     trial_started_at = models.DateTimeField(null=True, blank=True, editable=False)
     trial_ends_at = models.DateTimeField(null=True, blank=True, editable=False)
 

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -22,13 +21,24 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from licensing.features import REGISTRY
-from licensing.keys import LicenseKeyError, LicensePayload, load_public_key, verify_license_key
+from licensing.keys import LicenseKeyError
 from licensing.models import Installation, License, LicenseEvent, LicenseTier
+from licensing.trust import (
+    DEVELOPMENT_NOTICE,
+    DEVELOPMENT_REFUSED,
+    VerifiedKey,
+    development_key_honoured,
+    license_key_verify,
+)
 
 logger = logging.getLogger(__name__)
 
 EXPIRY_NOTICE = timedelta(days=14)
 TRIAL_TIER = "writer-pro"
+TRIAL_MAX_DAYS = 30
+# The Workspace field that only the first start's bootstrap sets on the demo workspace it creates
+# (named, not imported: this app never imports rag).
+DEMO_MARK = "builtin_demo"
 T = TypeVar("T")
 
 # Grants made by code in this process only (evaluation and benchmarks measure a tier on a scratch
@@ -77,6 +87,12 @@ class TierInfo:
     rank: int
     valid_until: datetime | None
     trial: bool = False
+    # Signed by LICENSE_DEVELOPMENT_KEY: shown as DEVELOPMENT_NOTICE wherever the tier is.
+    development: bool = False
+
+    @property
+    def development_notice(self) -> str:
+        return DEVELOPMENT_NOTICE if self.development else ""
 
     @property
     def expires_soon(self) -> bool:
@@ -99,36 +115,49 @@ def installation_id() -> str:
     return str(_installation().installation_id)
 
 
-@lru_cache(maxsize=1024)
-def _verified_payload(key: str, public_key_text: str) -> LicensePayload | None:
-    # Keys never change once installed, so a verified signature is remembered per process.
-    try:
-        return verify_license_key(key, load_public_key(public_key_text))
-    except LicenseKeyError:
-        return None
+@dataclass(frozen=True)
+class SignatureCheck:
+    """What a license row's signed key is worth here: `problem` says why it grants nothing ("" when it
+    grants); `development` marks a key signed by LICENSE_DEVELOPMENT_KEY."""
+
+    problem: str
+    development: bool = False
+
+    @property
+    def label(self) -> str:
+        """One phrase for the admin: the problem, the development notice, or that it grants its tier."""
+        if self.problem:
+            return self.problem
+        return DEVELOPMENT_NOTICE if self.development else "valid: this license grants its tier"
 
 
-def license_signature_problem(license: License) -> str:
-    """Why a license row grants nothing, or "" when its signed key holds and matches the row.
-
-    Only a row installed from a key the vendor signed, for this installation, and
-    not edited since (workspace, tier, dates as signed) takes effect: a row made or
-    changed by hand is a note, not a grant.
+def license_signature_check(license: License) -> SignatureCheck:
+    """Whether a license row grants its tier: only a row installed from a key that a vendor key (or, on
+    an instance serving this machine alone, the development key) signed, for this installation, and
+    not edited since (workspace, tier, dates as signed) takes effect. A row made or changed by hand is
+    a note, not a grant.
     """
     if not license.signed_key:
-        return "unsigned: made without a license key"
-    payload = _verified_payload(license.signed_key, getattr(settings, "LICENSE_PUBLIC_KEY", "").strip())
-    if payload is None:
-        return "the signature does not verify against LICENSE_PUBLIC_KEY"
+        return SignatureCheck("unsigned: made without a license key")
+    try:
+        verified = license_key_verify(license.signed_key)
+    except LicenseKeyError:
+        return SignatureCheck("the signature does not verify against a vendor key")
+    if verified.development and not development_key_honoured():
+        return SignatureCheck(DEVELOPMENT_REFUSED, development=True)
+    payload = verified.payload
     if payload.installation != installation_id():
-        return "the key is for another installation"
+        return SignatureCheck("the key is for another installation", verified.development)
     signed = (payload.license_id, payload.workspace, payload.tier, payload.valid_from, payload.valid_until)
     row = (license.license_id, license.workspace.slug, license.tier.slug, license.valid_from, license.valid_until)
-    return "" if signed == row else "changed since it was installed: the row no longer matches its key"
+    if signed != row:
+        return SignatureCheck("changed since it was installed: the row no longer matches its key", verified.development)
+    return SignatureCheck("", verified.development)
 
 
-def _effective_licenses(workspace_id: int) -> list[License]:
-    """Active, signed licenses of the workspace, best tier first; the longest-lasting first among equals."""
+def _effective_licenses(workspace_id: int) -> list[tuple[License, bool]]:
+    """Active licenses of the workspace whose keys hold, each with whether the development key signed it;
+    best tier first, the longest-lasting first among equals."""
     licenses = (
         License.objects.active()
         .filter(workspace_id=workspace_id)
@@ -136,26 +165,51 @@ def _effective_licenses(workspace_id: int) -> list[License]:
         .select_related("tier", "workspace")
         .order_by("-tier__rank", models.F("valid_until").desc(nulls_first=True))
     )
-    return [license for license in licenses if not license_signature_problem(license)]
+    checks = [(license, license_signature_check(license)) for license in licenses]
+    return [(license, check.development) for license, check in checks if not check.problem]
 
 
 def _trial_tier(workspace_id: int) -> tuple[LicenseTier, datetime] | None:
-    """The built-in trial's tier and end, while it runs for this workspace."""
+    """The built-in trial's tier and end, while it runs for this workspace: the workspace the first start
+    created as the demo, still marked so and under the slug it had (renamed, it is a production
+    workspace), for at most TRIAL_MAX_DAYS from the start whatever was configured then."""
     installation = _installation()
-    if installation.trial_workspace_id != workspace_id or installation.trial_ends_at is None:
+    if installation.trial_workspace_id != workspace_id or installation.trial_started_at is None:
         return None
-    if installation.trial_ends_at <= timezone.now():
+    ends = min(installation.trial_ends_at or installation.trial_started_at,
+               installation.trial_started_at + timedelta(days=TRIAL_MAX_DAYS))
+    if ends <= timezone.now():
         return None
+    still_the_demo = _workspace_model()._default_manager.filter(
+        pk=workspace_id, slug=installation.trial_workspace_slug, **{DEMO_MARK: True}
+    ).exists()
     tier = LicenseTier.objects.filter(slug=TRIAL_TIER).first()
-    return (tier, installation.trial_ends_at) if tier else None
+    return (tier, ends) if tier and still_the_demo else None
+
+
+@dataclass(frozen=True)
+class RunningTrial:
+    workspace_name: str
+    tier_name: str
+    ends_at: datetime
+
+
+def trial_running() -> RunningTrial | None:
+    """The built-in trial while it runs: no License row stands for it, so the licenses page names it."""
+    installation = _installation()
+    trial = _trial_tier(installation.trial_workspace_id) if installation.trial_workspace_id else None
+    if trial is None:
+        return None
+    tier, ends_at = trial
+    return RunningTrial(workspace_name=installation.trial_workspace.name, tier_name=tier.name, ends_at=ends_at)
 
 
 def _granted_tiers(workspace_id: int) -> list[TierInfo]:
     """Every tier the workspace holds now, best first: signed licenses, the trial, grants made in process."""
     tiers = [
         TierInfo(name=license.tier.name, slug=license.tier.slug, rank=license.tier.rank,
-                 valid_until=license.valid_until)
-        for license in _effective_licenses(workspace_id)
+                 valid_until=license.valid_until, development=development)
+        for license, development in _effective_licenses(workspace_id)
     ]
     if trial := _trial_tier(workspace_id):
         tier, ends = trial
@@ -164,8 +218,9 @@ def _granted_tiers(workspace_id: int) -> list[TierInfo]:
         granted := LicenseTier.objects.filter(slug=_process_grants[workspace_id]).first()
     ):
         tiers.append(TierInfo(name=granted.name, slug=granted.slug, rank=granted.rank, valid_until=None))
-    # A paid tier ranks before a trial of the same tier (stable sort keeps licenses first).
-    return sorted(tiers, key=lambda info: -info.rank)
+    # A genuine license ranks before a development one, and a paid tier before a trial, of the same tier
+    # (the sort is stable, and licenses come first).
+    return sorted(tiers, key=lambda info: (-info.rank, info.development))
 
 
 def _active_feature_keys(workspace_id: int) -> frozenset[str]:
@@ -282,8 +337,16 @@ def license_revoke(*, license: License, actor: AbstractBaseUser | None = None, a
 
 @dataclass(frozen=True)
 class InstallResult:
+    """What installing a key did: created a license, renewed one (a newer issue of its id), or nothing."""
+
     license: License
     created: bool
+    renewed: bool = False
+    development: bool = False
+
+    @property
+    def development_notice(self) -> str:
+        return DEVELOPMENT_NOTICE if self.development else ""
 
 
 def _workspace_model() -> type[models.Model]:
@@ -291,15 +354,12 @@ def _workspace_model() -> type[models.Model]:
     return License._meta.get_field("workspace").related_model  # type: ignore[return-value]
 
 
-def license_install(
-    *, key: str, workspace_slug: str, actor: AbstractBaseUser | None = None, actor_label: str = ""
-) -> InstallResult:
-    """Verify a signed key and create its license; every refusal raises LicenseKeyError and writes nothing.
-
-    Idempotent by the key's license_id: the same key installed twice finds the
-    first license (revoked stays revoked).
-    """
-    payload = verify_license_key(key, load_public_key(getattr(settings, "LICENSE_PUBLIC_KEY", "")))
+def _installable(key: str, workspace_slug: str) -> VerifiedKey:
+    """The verified key if it may apply to this workspace here; LicenseKeyError saying why not otherwise."""
+    verified = license_key_verify(key)
+    payload = verified.payload
+    if verified.development and not development_key_honoured():
+        raise LicenseKeyError(DEVELOPMENT_REFUSED)
     if payload.installation != installation_id():
         raise LicenseKeyError(
             f"this license key is for installation {payload.installation}, not this one ({installation_id()})"
@@ -310,43 +370,100 @@ def license_install(
         )
     if payload.valid_until is not None and payload.valid_until <= timezone.now():
         raise LicenseKeyError(f"this license key expired on {payload.valid_until:%Y-%m-%d %H:%M} UTC")
+    return verified
+
+
+def _terms(license: License) -> dict[str, Any]:
+    return {"tier": license.tier.slug, "valid_from": _iso(license.valid_from),
+            "valid_until": _iso(license.valid_until), "issued_to": license.issued_to}
+
+
+def _installed_issue(license: License) -> VerifiedKey | None:
+    """The issue a license row was installed from, or None when its key no longer verifies (a retired key)."""
+    try:
+        return license_key_verify(license.signed_key) if license.signed_key else None
+    except LicenseKeyError:
+        return None
+
+
+def license_install(
+    *, key: str, workspace_slug: str, actor: AbstractBaseUser | None = None, actor_label: str = ""
+) -> InstallResult:
+    """Verify a signed key and create its license, or renew the license its id names; every refusal raises
+    LicenseKeyError and writes nothing.
+
+    A license id is issued again to renew or change a license: a later issue
+    (signed later, else ending later) replaces the installed terms and is logged;
+    an earlier one is refused; the same issue twice changes nothing. Revoked
+    stays revoked either way: revocation is this installation's decision.
+    """
+    verified = _installable(key, workspace_slug)
+    payload = verified.payload
     workspace = _workspace_model()._default_manager.filter(slug=workspace_slug).first()
     if workspace is None:
         raise LicenseKeyError(f"there is no workspace '{workspace_slug}' on this installation")
     tier = LicenseTier.objects.filter(slug=payload.tier).first()
     if tier is None:
         raise LicenseKeyError(f"this license key names tier '{payload.tier}', which this installation does not know")
+    signed_key = "".join(key.split())
+    terms = {"tier": tier, "valid_from": payload.valid_from, "valid_until": payload.valid_until,
+             "issued_to": payload.issued_to, "signed_key": signed_key}
 
     with transaction.atomic():
         license, created = License.objects.get_or_create(
-            license_id=payload.license_id,
-            defaults={
-                "workspace": workspace,
-                "tier": tier,
-                "valid_from": payload.valid_from,
-                "valid_until": payload.valid_until,
-                "issued_to": payload.issued_to,
-                "signed_key": "".join(key.split()),
-            },
+            license_id=payload.license_id, defaults={"workspace": workspace, **terms}
         )
         if created:
-            _event(license, LicenseEvent.Action.INSTALL, actor=actor, actor_label=actor_label,
-                   details={"tier": tier.slug, "valid_from": _iso(payload.valid_from),
-                            "valid_until": _iso(payload.valid_until), "issued_to": payload.issued_to})
-        elif license.workspace_id != workspace.pk:
-            # Only reachable if a license was moved in the admin; the key still names the old slug.
-            raise LicenseKeyError("this license key is already installed for another workspace")
+            _event(license, LicenseEvent.Action.INSTALL, actor=actor, actor_label=actor_label, details=_terms(license))
+        else:
+            # Locked: two issues of one license installed at once must be compared one after the other.
+            license = License.objects.select_for_update().select_related("tier").get(pk=license.pk)
+            if license.workspace_id != workspace.pk:
+                # Only reachable if a license was moved in the admin; the key still names the old slug.
+                raise LicenseKeyError("this license key is already installed for another workspace")
+            installed = _installed_issue(license)
+            if installed is not None and installed.payload == payload:
+                return InstallResult(license=license, created=False, development=verified.development)
+            if installed is not None and verified.development and not installed.development:
+                raise LicenseKeyError(f"license {payload.license_id} is genuine; {DEVELOPMENT_NOTICE} cannot renew it")
+            if installed is not None and payload.issue_order() <= installed.payload.issue_order():
+                raise LicenseKeyError(
+                    f"license {payload.license_id} is already installed from an issue at least as recent "
+                    f"(ending {_ending(installed.payload.valid_until)}); this key is older and changes nothing"
+                )
+            before = _terms(license)
+            for field, value in terms.items():
+                setattr(license, field, value)
+            license.save()
+            _event(license, LicenseEvent.Action.RENEW, actor=actor, actor_label=actor_label,
+                   details={"from": before, "to": _terms(license)})
+            logger.info("license renewed license_id=%s workspace=%s tier=%s valid_until=%s",
+                        license.license_id, workspace_slug, tier.slug, _iso(payload.valid_until))
     _forget_cached()
-    return InstallResult(license=license, created=created)
+    return InstallResult(license=license, created=created, renewed=not created, development=verified.development)
+
+
+def _ending(moment: datetime | None) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC" if moment else "never"
+
+
+def trial_days() -> int:
+    """DEMO_TRIAL_DAYS, capped: the trial is for trying the features, not a free license."""
+    return max(0, min(settings.DEMO_TRIAL_DAYS, TRIAL_MAX_DAYS))
 
 
 def trial_start(*, workspace_id: int) -> bool:
-    """Give the built-in Writer Pro trial (DEMO_TRIAL_DAYS) to this workspace, once per installation.
+    """Give the built-in Writer Pro trial (`trial_days`) to the built-in demo workspace, once per installation.
 
-    Called by code for the demo workspace only (rag.bootstrap); it is not a
-    License row, so no admin can make one for another workspace, and a second
-    call, for any workspace, changes nothing. True when the trial started now.
+    Called by code for the demo workspace only (rag.bootstrap), which marks it
+    when it creates it; a workspace without that mark (a `demo` someone made
+    before the first start) gets nothing. It is not a License row, so no admin
+    can make one for another workspace, and a second call, for any workspace,
+    changes nothing. True when the trial started now.
     """
+    workspace = _workspace_model()._default_manager.filter(pk=workspace_id, **{DEMO_MARK: True}).first()
+    if workspace is None:
+        return False
     with transaction.atomic():
         installation_get()
         # Locked: two processes starting at once must not both start a trial.
@@ -354,8 +471,9 @@ def trial_start(*, workspace_id: int) -> bool:
         if installation.trial_started_at is not None:
             return False
         installation.trial_workspace_id = workspace_id
+        installation.trial_workspace_slug = workspace.slug
         installation.trial_started_at = timezone.now()
-        installation.trial_ends_at = installation.trial_started_at + timedelta(days=settings.DEMO_TRIAL_DAYS)
+        installation.trial_ends_at = installation.trial_started_at + timedelta(days=trial_days())
         installation.save()
     _forget_cached()
     return True

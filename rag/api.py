@@ -58,4 +58,5 @@ def search_view(request: HttpRequest) -> JsonResponse:
         results = search(query, options_from_params(request.GET, workspace=workspace.pk))
     except SearchOptionError as exc:
         return _error(str(exc), 400)
-    return JsonResponse({"workspace": workspace.slug, **results.to_dict()})
+    base_url = request.build_absolute_uri("/").rstrip("/")  # the address the caller used
+    return JsonResponse({"workspace": workspace.slug, **results.to_dict(base_url=base_url)})

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from licensing.services import trial_start
+from licensing.services import trial_days, trial_start
 from rag.models import IndexingJob, Workspace
 from rag.uploads import indexing_job_create
 
@@ -43,7 +43,9 @@ def demo_workspace_bootstrap() -> Iterator[str]:
     """
     job = None
     with transaction.atomic():
-        workspace, created = Workspace.objects.get_or_create(slug=DEMO_SLUG, defaults={"name": "Demo"})
+        workspace, created = Workspace.objects.get_or_create(
+            slug=DEMO_SLUG, defaults={"name": "Demo", "builtin_demo": True}
+        )
         if created:
             workspace.members.add(*get_user_model().objects.filter(is_superuser=True))
             job = indexing_job_create(workspace=workspace, paths=[demo_corpus_prepare()],
@@ -51,4 +53,4 @@ def demo_workspace_bootstrap() -> Iterator[str]:
     if job is not None:
         yield f"created the demo workspace and queued its corpus (job {job.pk}, {job.items.count()} files)"
     if trial_start(workspace_id=workspace.pk):
-        yield f"started the built-in Writer Pro trial of the demo workspace ({settings.DEMO_TRIAL_DAYS} days)"
+        yield f"started the built-in Writer Pro trial of the demo workspace ({trial_days()} days)"

@@ -16,6 +16,7 @@ from rag.jobs.merging import merge_after_commit
 from rag.jobs.queue import index_send
 from rag.lineage.families import documents_leave_families, family_refresh
 from rag.models import Chunk, Document, IndexingJob, IndexingJobItem
+from rag.upload_limits import stored_copies_delete
 
 
 def documents_leave_records_and_families(*, document_ids: list[int]) -> set[int]:
@@ -53,11 +54,16 @@ def documents_unarchive(*, documents: QuerySet[Document]) -> int:
 
 
 def documents_remove(*, documents: QuerySet[Document]) -> None:
-    """Delete documents: their chunks leave the records and they their families first, so nothing points at a gap."""
+    """Delete documents: their chunks leave the records and they their families first, so nothing points at a gap.
+
+    The uploaded copies they were indexed from go too, once the removal is committed.
+    """
     with transaction.atomic():
+        sources = list(IndexingJobItem.objects.filter(document__in=documents).values_list("source_file", flat=True))
         family_ids = documents_leave_records_and_families(document_ids=list(documents.values_list("pk", flat=True)))
         documents.delete()
         families_refresh(family_ids=family_ids)
+        transaction.on_commit(lambda: stored_copies_delete(sources))
 
 
 def documents_reindex(*, documents: QuerySet[Document], created_by=None) -> IndexingJob | None:
@@ -71,10 +77,13 @@ def documents_reindex(*, documents: QuerySet[Document], created_by=None) -> Inde
         job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.REINDEX, created_by=created_by,
                                          description=f"re-index {len(docs)} document(s)")
         # The latest item per document knows where its bytes are and what mtime they had (an upload's copy lost it).
-        sources = {item.document_id: item for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")}
+        # Indexed items only: a duplicate's copy was deleted (its item points at the document it duplicates).
+        sources = {item.document_id: item for item in IndexingJobItem.objects.filter(
+            document__in=docs, status=IndexingJobItem.Status.INDEXED).order_by("id")}
         items = IndexingJobItem.objects.bulk_create(
             IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=sources[d.pk].source_file,
-                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)
+                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time,
+                            hints=sources[d.pk].hints)
             if d.pk in sources else IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=d.path)
             for d in docs if d.workspace_id == workspace.pk
         )
@@ -84,6 +93,12 @@ def documents_reindex(*, documents: QuerySet[Document], created_by=None) -> Inde
 
 
 def documents_show_paths(shown: dict[int, str]) -> None:
-    """Record the path pages show for each document (relative to the folder it was last ingested from)."""
+    """Record the path pages show for each document (relative to the folder it was last ingested from).
+
+    One read for all, then a write only where the path changed: a re-sync of a large unchanged folder
+    is one query here, not one per file.
+    """
+    current = dict(Document.objects.filter(pk__in=list(shown)).values_list("pk", "display_path"))
     for document_id, display_path in shown.items():
-        Document.objects.filter(pk=document_id).exclude(display_path=display_path).update(display_path=display_path)
+        if document_id in current and current[document_id] != display_path:
+            Document.objects.filter(pk=document_id).update(display_path=display_path)

@@ -33,6 +33,9 @@ class Workspace(models.Model):
     name = models.CharField(max_length=200)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set only by the first start (rag.bootstrap) on the demo workspace it creates: the built-in trial
+    # follows this mark, so a workspace someone made and named `demo` never gets it.
+    builtin_demo = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -164,6 +167,7 @@ class Document(models.Model):
         "asciidoc_date": "AsciiDoc :date:",
         "rst_date": "reStructuredText :Date: field",
         "html_meta_date": "HTML date meta tag",
+        "git_commit": "Git commit of the tag that first holds this text",
         "mtime": "file modification time",
         "upload_time": "upload time (no date in or on the file)",
         "set_by_hand": "set by hand",
@@ -177,6 +181,7 @@ class Document(models.Model):
         "title": "title",
         "filename": "file name",
         "path": "folder name",
+        "git_tag": "Git tag",
         "set_by_hand": "set by hand",
     }
     # How far a date can be trusted: an explicit date in the file beats the file system, which beats the upload.
@@ -278,12 +283,15 @@ class IndexingJob(models.Model):
         UPLOAD = "upload", "Upload"
         DEMO = "demo", "Demo corpus"
         REINDEX = "reindex", "Re-index"
+        SYNC = "sync", "Source sync"
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="jobs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     source = models.CharField(max_length=20, choices=Source.choices)
     description = models.CharField(max_length=500, blank=True)
     archived_count = models.PositiveIntegerField(default=0)
+    sync_source = models.ForeignKey("Source", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs",
+                                    help_text="The folder or Git source this job synced.")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -315,6 +323,8 @@ class IndexingJobItem(models.Model):
                                    help_text="The file's own mtime when the bytes' copy lost it (browser, zip).")
     mtime_is_upload_time = models.BooleanField(default=False, db_default=False,
                                                help_text="Nothing told us when the file was written.")
+    # What the source knows better than the file: a Git tag's label and its commit's date (rag.sources.git_sync).
+    hints = models.JSONField(default=dict, blank=True, db_default={})
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)
     chunk_count = models.PositiveIntegerField(default=0)
@@ -430,3 +440,64 @@ class ApiToken(models.Model):
     @property
     def revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+class Source(models.Model):
+    """A folder or Git repository that a workspace keeps in sync (rag.sources): on a schedule, or on demand."""
+
+    class Kind(models.TextChoices):
+        FOLDER = "folder", "Folder"
+        GIT = "git", "Git repository"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="sources")
+    name = models.SlugField(max_length=100)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    location = models.CharField(max_length=2048, help_text="A folder, or a Git repository's path or clone URL.")
+    branch = models.CharField(max_length=200, blank=True, help_text="Git: the branch read; empty: the default branch.")
+    tags_pattern = models.CharField(max_length=200, blank=True,
+                                    help_text="Git: a glob of the tags read; empty: tags that parse as versions.")
+    include = ArrayField(models.CharField(max_length=300), default=list, blank=True,
+                         help_text="Globs of the paths read (inside the folder or repository); empty: all.")
+    exclude = ArrayField(models.CharField(max_length=300), default=list, blank=True,
+                         help_text="Globs of the paths left out.")
+    every_minutes = models.PositiveIntegerField(default=60, help_text="Synced this often; 0: only on demand.")
+    watch = models.BooleanField(default=False, help_text="Folder: also sync on file-system events (make run's watcher).")
+    paused_reason = models.CharField(max_length=500, blank=True,
+                                     help_text="Why syncing stopped (the folder vanished); cleared by the next good sync.")
+    last_sync_at = models.DateTimeField(null=True, blank=True)
+    last_job = models.ForeignKey(IndexingJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    last_changes = models.JSONField(default=dict, blank=True,
+                                    help_text="What the last sync found: renamed, archived, tags read, ...")
+    last_error = models.TextField(blank=True, help_text="Why the last sync could not start.")
+    # Git: what was read ({"tags": {name: commit}, "branch": name, "branch_commit": sha}), so a re-sync reads only news.
+    state = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="source_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.paused_reason)
+
+
+class SourceFile(models.Model):
+    """One (path, blob) of a Git source: its document, and the tags whose trees hold that very blob."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="files")
+    file_path = models.CharField(max_length=1024, help_text="The path inside the repository.")
+    blob = models.CharField(max_length=64)
+    document_path = models.CharField(max_length=1024, help_text="Document.path of its document in the workspace.")
+    tags = ArrayField(models.CharField(max_length=200), default=list, blank=True, help_text="Oldest first.")
+    on_branch = models.BooleanField(default=False, help_text="The branch's head holds it (the unreleased version).")
+
+    class Meta:
+        ordering = ["source_id", "file_path"]
+        constraints = [models.UniqueConstraint(fields=["source", "file_path", "blob"], name="source_file_unique_blob")]
+
+    def __str__(self) -> str:
+        return f"{self.file_path}@{self.blob[:10]}"

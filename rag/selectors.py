@@ -12,6 +12,7 @@ from django.http import Http404
 
 from rag.dedup.facts import highlight_segments
 from rag.lineage.labels import strip_versions
+from rag.lineage.releases import release_labels
 from rag.models import Document, IndexingJob, Workspace
 
 
@@ -78,11 +79,9 @@ def job_list(*, workspace: Workspace) -> QuerySet[IndexingJob]:
 
 
 def version_labels(*, workspace: Workspace) -> list[str]:
-    """The workspace's version labels, newest first: the choices of "answer as of"."""
-    rows = (Document.objects.active().filter(workspace=workspace).exclude(version_label="")
-            .values_list("version_label", "version_key").distinct())
-    newest_first = sorted(rows, key=lambda row: (row[1] or "", row[0]), reverse=True)
-    return list(dict.fromkeys(label for label, _ in newest_first))
+    """The workspace's releases, one label each, newest first: the choices of "answer as of"."""
+    releases = release_labels(workspace_id=workspace.pk)
+    return [releases[key] for key in sorted(releases, reverse=True)]
 
 
 # --- a document's family and the comparison of two versions -------------------------------------

@@ -57,6 +57,11 @@ def _blocks(text: str) -> list[tuple[int, str, str]]:
     return blocks
 
 
+def code_blocks(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each fenced code block, fences included; an unclosed one runs to the end."""
+    return [(offset, offset + len(block)) for offset, block, kind in _blocks(text) if kind == "code"]
+
+
 def sentence_spans(text: str) -> list[SentenceSpan]:
     """Sentences within lines: a heading line never glues onto the next sentence.
 

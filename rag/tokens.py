@@ -6,6 +6,7 @@ import hashlib
 import secrets
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -19,8 +20,16 @@ def _hash(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def api_token_issue(*, token: ApiToken) -> str:
+def api_token_may_issue(*, issuer: AbstractBaseUser, owner: AbstractBaseUser) -> bool:
+    """A token acts as its owner, so only the owner or a superuser (who can act as anyone already) makes one:
+    staff allowed to manage tokens must not gain a superuser's powers by minting one of theirs."""
+    return bool(issuer.is_superuser) or issuer.pk == owner.pk
+
+
+def api_token_issue(*, token: ApiToken, issued_by: AbstractBaseUser) -> str:
     """Give an unsaved token (user and name set) its secret and save it; returns the text, which is not stored."""
+    if not api_token_may_issue(issuer=issued_by, owner=token.user):
+        raise PermissionDenied(f"only {token.user} or a superuser can make a token for {token.user}")
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token.name = token.name.strip() or "API token"
     token.prefix, token.key_hash = raw[:12], _hash(raw)
@@ -31,7 +40,7 @@ def api_token_issue(*, token: ApiToken) -> str:
 def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
     """A new token and its text; the text cannot be shown again."""
     token = ApiToken(user=user, name=name)
-    return token, api_token_issue(token=token)
+    return token, api_token_issue(token=token, issued_by=user)
 
 
 def api_tokens_revoke(*, tokens: QuerySet[ApiToken]) -> int:

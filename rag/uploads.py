@@ -11,14 +11,14 @@ import struct
 import uuid
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from rag.documents import documents_archive, documents_show_paths, documents_unarchive
@@ -27,6 +27,14 @@ from rag.ingest.pipeline import file_hash
 from rag.jobs.lifecycle import job_finish_if_done
 from rag.jobs.queue import index_send
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
+from rag.upload_limits import (
+    UploadBudget,
+    UploadTooLarge,
+    bounded,
+    size_text,
+    stored_copies_delete,
+    upload_refusal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +52,13 @@ def indexing_job_create(
     source: str = IndexingJob.Source.CLI,
     created_by=None,
     enqueue: bool = True,
+    select: Callable[[str], bool] | None = None,
+    sync_source=None,
 ) -> IndexingJob:
-    """Queue every file under `paths`; documents missing from an ingested folder are archived."""
+    """Queue every file under `paths`; documents missing from an ingested folder are archived.
+
+    select: which paths inside a folder to take (a source's include/exclude globs); sync_source: the Source synced.
+    """
     files: list[Path] = []
     folders: list[Path] = []
     shown: dict[Path, str] = {}  # what pages show: the path inside the folder given, a lone file's name
@@ -53,7 +66,8 @@ def indexing_job_create(
         resolved = given.expanduser().resolve()
         if resolved.is_dir():
             folders.append(resolved)
-            under = list(_files_under(resolved))
+            under = [path for path in _files_under(resolved)
+                     if select is None or select(path.relative_to(resolved).as_posix())]
             files.extend(under)
             shown.update({path: path.relative_to(resolved).as_posix() for path in under})
         elif resolved.is_file():
@@ -65,7 +79,7 @@ def indexing_job_create(
     unchanged = _unchanged_documents(workspace, files)
     with transaction.atomic():
         job = IndexingJob.objects.create(
-            workspace=workspace, source=source, created_by=created_by,
+            workspace=workspace, source=source, created_by=created_by, sync_source=sync_source,
             # Folder names only: the server's own layout is for staff (the admin shows items' paths).
             description=", ".join(given.expanduser().resolve().name or str(given) for given in paths)[:500],
         )
@@ -127,6 +141,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._ ()+-]+")
 # Folder names are cut shorter than file names so that a deep path still fits Document.path.
 _MAX_FOLDERS, _FOLDER_CHARS, _NAME_CHARS = 8, 60, 200
 _MB = 1024 * 1024
+_NAMED_SKIPS = 100  # zip members of unsupported types named one by one; the rest are counted
 
 
 def safe_upload_path(name: str) -> str:
@@ -162,62 +177,98 @@ class _Staged:
     digest: str = ""
     mtime: float | None = None
     error: str = ""
+    skipped: bool = False  # not a document (a zip member of an unsupported type): `error` says why
 
 
 def _store(pieces: Iterable[bytes], batch_dir: Path, relative: str) -> tuple[str, str]:
-    """Write the bytes into the batch folder; returns where, and their SHA-256 (the pipeline's content_hash)."""
+    """Write the bytes into the batch folder; returns where, and their SHA-256 (the pipeline's content_hash).
+
+    Bytes refused midway (UploadTooLarge) leave nothing behind.
+    """
     target = batch_dir / f"{uuid.uuid4().hex[:12]}-{PurePosixPath(relative).name}"
     digest = hashlib.sha256()
-    with open(target, "wb") as out:
-        for piece in pieces:
-            digest.update(piece)
-            out.write(piece)
+    try:
+        with open(target, "wb") as out:
+            for piece in pieces:
+                digest.update(piece)
+                out.write(piece)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
     return str(target), digest.hexdigest()
 
 
-def _stage(incoming: IncomingFile, batch_dir: Path) -> list[_Staged]:
+def _stage(incoming: IncomingFile, batch_dir: Path, budget: UploadBudget) -> list[_Staged]:
     relative = safe_upload_path(incoming.relative_path)
+    refused = upload_refusal(incoming.upload)  # refused as it arrived (rag.upload_limits)
+    if refused:
+        return [_Staged(path=f"uploads/{relative}", error=refused)]
     if relative.lower().endswith(".zip"):
-        return _stage_zip(incoming.upload, relative, batch_dir)
+        return _stage_zip(incoming.upload, relative, batch_dir, budget)
     if not incoming.upload.size:
         return [_Staged(path=f"uploads/{relative}", error="empty file")]
+    refused = budget.refusal(incoming.upload.size)
+    if refused:
+        return [_Staged(path=f"uploads/{relative}", error=f"not stored: {refused}")]
     stored, digest = _store(incoming.upload.chunks(), batch_dir, relative)
+    budget.spend(incoming.upload.size)
     return [_Staged(path=f"uploads/{relative}", stored=stored, digest=digest, mtime=incoming.mtime)]
 
 
-def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path) -> list[_Staged]:
-    """A zip's supported members, each under uploads/<zip path without .zip>/ with its own mtime.
+def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path, budget: UploadBudget) -> list[_Staged]:
+    """A zip's supported members, each under uploads/<zip path without .zip>/ with its own mtime;
+    the others skipped by name, so the job says how many and which.
 
     The limits apply to the sizes the archive declares, before anything is unpacked: zipfile
     never yields more bytes than declared and checks the CRC, so a lying header fails its member.
     """
     try:
         with zipfile.ZipFile(archive) as bundle:
-            members = [info for info in bundle.infolist() if _wanted_member(info)]
+            members, unsupported = [], []
+            for info in bundle.infolist():
+                if not info.is_dir() and not _hidden(info.filename):
+                    (unsupported if _unsupported_reason(info.filename) else members).append(info)
             unpacked = sum(info.file_size for info in members if info.file_size <= settings.INGEST_MAX_FILE_BYTES)
             if len(members) > settings.UPLOAD_ZIP_MAX_MEMBERS or unpacked > settings.UPLOAD_ZIP_MAX_BYTES:
                 reason = (f"archive too large: {len(members)} files, {unpacked / _MB:.0f} MB unpacked (limits "
                           f"{settings.UPLOAD_ZIP_MAX_MEMBERS} files, {settings.UPLOAD_ZIP_MAX_BYTES / _MB:.0f} MB)")
                 return [_Staged(path=f"uploads/{relative}", error=reason)]
-            if not members:
-                return [_Staged(path=f"uploads/{relative}", error="no file of a supported type in the archive")]
+            refused = budget.refusal(unpacked)  # what the archive declares, before anything is unpacked
+            if refused:
+                return [_Staged(path=f"uploads/{relative}", error=f"archive not unpacked: {refused}")]
+            if not members and not unsupported:
+                return [_Staged(path=f"uploads/{relative}", error="no file in the archive")]
             folder = f"uploads/{relative[:-len('.zip')]}"
-            return [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir) for info in members]
+            staged = [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir, budget)
+                      for info in members]
+            return staged + _unsupported_members(unsupported, relative, folder)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         return [_Staged(path=f"uploads/{relative}", error=f"not a readable zip archive: {exc}")]
 
 
-def _wanted_member(info: zipfile.ZipInfo) -> bool:
-    if info.is_dir() or _hidden(info.filename):
-        return False
+def _unsupported_members(infos: list[zipfile.ZipInfo], relative: str, folder: str) -> list[_Staged]:
+    """Members of unsupported types, each skipped by name as `ingest FOLDER` skips them; past a
+    hundred, the rest are counted on one line (an archive of images must not flood the job)."""
+    named = [_Staged(path=f"{folder}/{safe_upload_path(info.filename)}", skipped=True,
+                     error=_unsupported_reason(info.filename)) for info in infos[:_NAMED_SKIPS]]
+    rest = len(infos) - len(named)
+    if rest > 0:
+        named.append(_Staged(path=f"uploads/{relative}", skipped=True,
+                             error=f"{rest} more file(s) of unsupported types in the archive skipped"))
+    return named
+
+
+def _unsupported_reason(name: str) -> str:
+    """Why a file of this name is no document ("unsupported file type .exe"); "" when it is one."""
     try:
-        detect_format(Path(info.filename))
-    except UnsupportedFormat:
-        return False
-    return True
+        detect_format(Path(name))
+    except UnsupportedFormat as exc:
+        return str(exc)
+    return ""
 
 
-def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch_dir: Path) -> _Staged:
+def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch_dir: Path,
+                  budget: UploadBudget) -> _Staged:
     """One zip member; a member that is too big, empty, encrypted or damaged fails alone."""
     if info.file_size > settings.INGEST_MAX_FILE_BYTES:
         limit_mb = settings.INGEST_MAX_FILE_BYTES / _MB
@@ -226,9 +277,15 @@ def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, bat
         return _Staged(path=path, error="empty file")
     try:
         with bundle.open(info) as member:
-            stored, digest = _store(iter(lambda: member.read(_MB), b""), batch_dir, path)
+            # The declared size was counted against the budget: the bytes actually unpacked may not pass it.
+            pieces = bounded(iter(lambda: member.read(_MB), b""), limit=info.file_size,
+                             reason=f"unpacks to more than the {size_text(info.file_size)} it declares")
+            stored, digest = _store(pieces, batch_dir, path)
+    except UploadTooLarge as exc:
+        return _Staged(path=path, error=f"not unpacked: {exc}")
     except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error, lzma.LZMAError) as exc:
         return _Staged(path=path, error=f"cannot unpack this member: {exc}")
+    budget.spend(info.file_size)
     return _Staged(path=path, stored=stored, digest=digest, mtime=_zip_mtime(info))
 
 
@@ -252,12 +309,20 @@ def _zip_mtime(info: zipfile.ZipInfo) -> float | None:
     return datetime(*info.date_time, tzinfo=UTC).timestamp()
 
 
+# pg_advisory_xact_lock(namespace, workspace_id) while an upload's paths are chosen.
+_UPLOAD_PATHS_LOCK = 23_002
+
+
 def _free_path(*, workspace: Workspace, wanted: str, digest: str, used: set[str]) -> str:
     """`wanted`, or `name (2).ext`, `name (3).ext`, ... while a different file holds that path."""
     def held(path: str) -> bool:
         documents = Document.objects.filter(workspace=workspace, path=path).exclude(content_hash=digest)
+        # An item still to be indexed holds its path too: its document does not exist yet.
+        waiting = IndexingJobItem.objects.filter(job__workspace=workspace, path=path, status__in=[
+            IndexingJobItem.Status.QUEUED, IndexingJobItem.Status.RUNNING])
         # A failed document with nothing indexed holds no content to lose: the new file may take its path.
-        return path in used or documents.exclude(status=Document.Status.FAILED, chunk_count=0).exists()
+        return (path in used or waiting.exists()
+                or documents.exclude(status=Document.Status.FAILED, chunk_count=0).exists())
 
     candidate, number, wanted_path = wanted, 1, PurePosixPath(wanted)
     while held(candidate):
@@ -287,7 +352,9 @@ def _upload_items(workspace: Workspace, staged: list[_Staged]) -> list[IndexingJ
                                mtime_is_upload_time=entry.mtime is None)
         same = twins.get(entry.digest, [])
         twin = next((document for document in same if document.path == entry.path), same[0] if same else None)
-        if entry.error:
+        if entry.skipped:
+            item.status, item.error = IndexingJobItem.Status.SKIPPED, entry.error
+        elif entry.error:
             item.status, item.error = IndexingJobItem.Status.FAILED, entry.error
         elif twin is not None:
             item.status, item.document, item.chunk_count = IndexingJobItem.Status.UNCHANGED, twin, twin.chunk_count
@@ -314,9 +381,14 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
     batch_dir = Path(settings.MEDIA_ROOT) / "uploads" / workspace.slug / uuid.uuid4().hex
     batch_dir.mkdir(parents=True, exist_ok=True)
     wanted = [incoming for incoming in files if not _hidden(incoming.relative_path)]
-    items = _upload_items(workspace, [entry for incoming in wanted for entry in _stage(incoming, batch_dir)])
+    budget = UploadBudget(workspace=workspace)
+    staged = [entry for incoming in wanted for entry in _stage(incoming, batch_dir, budget)]
     hidden = len(files) - len(wanted)
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            # Paths are chosen and their items stored as one step: two uploads of one name at once get two paths.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_UPLOAD_PATHS_LOCK, workspace.pk])
+        items = _upload_items(workspace, staged)
         job = IndexingJob.objects.create(
             workspace=workspace, source=IndexingJob.Source.UPLOAD, created_by=created_by,
             description=f"{len(items)} uploaded file(s)" + (f", {hidden} hidden file(s) left out" if hidden else ""),
@@ -327,4 +399,6 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
         job_finish_if_done(job.pk)  # every file identical or failed: nothing to wait for
         ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
         transaction.on_commit(lambda: index_send(ids))
+    # Identical to a document or to another file of this upload: the copy is not needed.
+    stored_copies_delete(item.source_file for item in items if item.status != IndexingJobItem.Status.QUEUED)
     return job

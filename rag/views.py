@@ -14,7 +14,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from rag.chunk_blocks import chunk_blocks
 from rag.forms import DocumentFilterForm, UploadForm
+from rag.lineage.releases import release_labels
 from rag.middleware import SESSION_KEY
 from rag.models import DocType
 from rag.selectors import (
@@ -30,6 +32,7 @@ from rag.selectors import (
 from rag.progress import job_progress
 from rag.sentences import sentence_spans
 from rag.tokens import api_token_create, api_token_list, api_token_revoke
+from rag.upload_limits import workspace_storage
 from rag.uploads import upload_job_create
 
 
@@ -63,7 +66,8 @@ def documents(request: HttpRequest) -> HttpResponse:
         date_from=filters["date_from"], date_to=filters["date_to"],
     )
     page = Paginator(queryset, 50).get_page(request.GET.get("page"))
-    context = {"form": form, "page": page, "doc_types": DocType.objects.all(), "jobs": job_list(workspace=request.workspace)[:5]}
+    context = {"form": form, "page": page, "doc_types": DocType.objects.all(), "jobs": job_list(workspace=request.workspace)[:5],
+               "storage": workspace_storage(workspace=request.workspace)}
     template = "rag/documents.html#document-table" if request.htmx else "rag/documents.html"
     return render(request, template, context)
 
@@ -71,16 +75,10 @@ def documents(request: HttpRequest) -> HttpResponse:
 _SENTENCE_ID = re.compile(r"^(\d+)\.(\d+)$")
 
 
-def _cited_segments(text: str, chunk_id: int, sentence_ids: list[str]) -> list[tuple[str, bool]]:
-    """The chunk text cut into (piece, cited) runs, so the template can mark cited sentences."""
+def _cited_ranges(text: str, chunk_id: int, sentence_ids: list[str]) -> list[tuple[int, int]]:
+    """(start, end) of the cited sentences of this chunk, so the template can mark them."""
     wanted = {int(m.group(2)) for m in map(_SENTENCE_ID.match, sentence_ids) if m and int(m.group(1)) == chunk_id}
-    segments, cursor = [], 0
-    for span in sentence_spans(text):
-        if span.index in wanted:
-            segments += [(text[cursor:span.start], False), (text[span.start:span.end], True)]
-            cursor = span.end
-    segments.append((text[cursor:], False))
-    return [segment for segment in segments if segment[0]]
+    return [(span.start, span.end) for span in sentence_spans(text) if span.index in wanted]
 
 
 @require_GET
@@ -92,8 +90,10 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if (highlight and not highlight.isdigit()) or any(not _SENTENCE_ID.match(s) for s in sentence_ids):
         return HttpResponseBadRequest("chunk must be a chunk id and s a comma-separated list of chunk_id.sentence ids")
     for chunk in chunks:
-        chunk.segments = _cited_segments(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else None
-    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document)}
+        cited = _cited_ranges(chunk.text, chunk.pk, sentence_ids) if str(chunk.pk) == highlight else []
+        chunk.blocks = chunk_blocks(chunk.text, cited)
+    context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document),
+               "releases": release_labels(workspace_id=document.workspace_id)}
     return render(request, "rag/document_detail.html", context)
 
 
@@ -113,13 +113,18 @@ def upload(request: HttpRequest) -> HttpResponse:
     if request.workspace is None:
         return _no_workspace(request)
     form = UploadForm(request.POST or None, request.FILES or None)
+    limits = workspace_storage(workspace=request.workspace)
     if request.method == "POST":
+        refused = getattr(request, "upload_refused", "")  # the whole upload stopped as it arrived (rag.upload_limits)
+        if refused:
+            return render(request, "rag/upload.html", {"form": UploadForm(), "limits": limits, "refused": refused},
+                          status=413)
         if not form.is_valid():
-            return render(request, "rag/upload.html", {"form": form}, status=400)
+            return render(request, "rag/upload.html", {"form": form, "limits": limits}, status=400)
         job = upload_job_create(workspace=request.workspace, files=form.incoming_files(), created_by=request.user)
         messages.info(request, f"Received {job.items.count()} file(s) for indexing.")
         return redirect("job-detail", pk=job.pk)
-    return render(request, "rag/upload.html", {"form": form})
+    return render(request, "rag/upload.html", {"form": form, "limits": limits})
 
 
 def _duration(elapsed) -> str:

@@ -11,14 +11,14 @@ from django.db import connection
 
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.faults import QUEUES, PoolWorker
-from tests.licensing.factories import TEST_PUBLIC_KEY
-
+from tests.licensing.factories import TEST_DEVELOPMENT_KEY
 
 
 @pytest.fixture(autouse=True)
-def license_public_key(settings):
-    """Licenses made by LicenseFactory are signed by the suite's own vendor key; this installation trusts it."""
-    settings.LICENSE_PUBLIC_KEY = TEST_PUBLIC_KEY
+def license_development_key(settings):
+    """Licenses made by LicenseFactory are signed by the suite's own development key, which an instance
+    serving this machine alone (the suite's) honours; no test can sign with a vendor key."""
+    settings.LICENSE_DEVELOPMENT_KEY = TEST_DEVELOPMENT_KEY
 
 
 @pytest.fixture

@@ -54,10 +54,11 @@ def _running(pid: int) -> bool:
 
 
 class PoolWorker:
-    """One `celery -A <app> worker` with a prefork pool, on the test or benchmark database."""
+    """One `celery -A <app> worker` (prefork pool unless `pool` says otherwise) on the test or benchmark database."""
 
     def __init__(self, *, database_url: str, redis_url: str, data_dir: Path, encoder: str, concurrency: int = 2,
-                 queues: str = QUEUES, app: str = "config", beat: bool = False, extra_env: dict | None = None) -> None:
+                 queues: str = QUEUES, app: str = "config", beat: bool = False, extra_env: dict | None = None,
+                 pool: str = "prefork") -> None:
         self.name = f"worker-{uuid.uuid4().hex[:8]}@localhost"
         self.concurrency = concurrency
         env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "DATA_DIR": str(data_dir),
@@ -67,7 +68,7 @@ class PoolWorker:
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", app, "worker", "-n", self.name, "-Q", queues,
-             "--concurrency", str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+             "--pool", pool, "--concurrency", str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle",
              *(["--beat"] if beat else [])],
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )

@@ -10,9 +10,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class FakeLLM:
     def __init__(self, reply: str = "The limit is 1200 requests per minute [1].", *, status: int = 200,
-                 delay: float = 0.0, word_delay: float = 0.0, body: bytes | None = None) -> None:
-        """`body`: sent as it is instead of a completion (a malformed answer)."""
+                 delay: float = 0.0, word_delay: float = 0.0, body: bytes | None = None,
+                 byte_delay: float = 0.0) -> None:
+        """`body`: sent as it is instead of a completion (a malformed answer). `byte_delay`: the reply streamed
+        one byte at a time, this many seconds apart, in a single event line that ends only after the whole reply."""
         self.reply, self.status, self.delay, self.word_delay, self.body = reply, status, delay, word_delay, body
+        self.byte_delay = byte_delay
         self.requests: list[dict] = []
         owner = self
 
@@ -45,12 +48,24 @@ class FakeLLM:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                if owner.byte_delay:
+                    self._trickle()
+                    return
                 for word in owner.reply.split(" "):
                     piece = {"choices": [{"index": 0, "delta": {"content": word + " "}}]}
                     self.wfile.write(f"data: {json.dumps(piece)}\n\n".encode())
                     self.wfile.flush()
                     time.sleep(owner.word_delay)  # a server that trickles: only a total deadline stops it
                 self.wfile.write(b"data: [DONE]\n\n")
+
+            def _trickle(self) -> None:
+                """Bytes, never a newline until the end: each read gets something, so only a total deadline stops it."""
+                piece = {"choices": [{"index": 0, "delta": {"content": owner.reply}}]}
+                for byte in f"data: {json.dumps(piece)}".encode():
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(owner.byte_delay)
+                self.wfile.write(b"\n\ndata: [DONE]\n\n")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"

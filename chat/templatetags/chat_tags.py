@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from django import template
+from django.template.defaultfilters import pluralize
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
@@ -45,6 +46,19 @@ def cite_links(message) -> SafeString:
         cursor = end
     pieces.append(render(content[cursor:]))
     return mark_safe("".join(pieces))
+
+
+@register.filter
+def duplicates_hidden(message) -> str:
+    """What "Hide duplicate passages" did to this answer's search, counted ("3 duplicate passages hidden")."""
+    search = (message.metadata or {}).get("search") or {}
+    if not (search.get("options") or {}).get("dedup", True):
+        return "duplicate passages shown (“Hide duplicate passages” is off)"
+    stats = search.get("stats") or {}
+    count = int(stats.get("variants_filtered") or 0) + int(stats.get("near_duplicates_removed") or 0)
+    if not count:
+        return "no duplicate passages among the matches"
+    return f"{count} duplicate passage{pluralize(count)} hidden"
 
 
 @register.filter

@@ -85,9 +85,9 @@ def sdist_download(*, project: str, release: str, cache: Path) -> Path:
     return found[0]
 
 
-def sdist_fetch(*, release: str, cache: Path) -> Path:
-    """The release's sdist, downloaded once."""
-    return sdist_download(project=PROJECT, release=RELEASES[release], cache=cache)
+def sdist_fetch(*, release: str, cache: Path, version: str = "") -> Path:
+    """The release's sdist, downloaded once; `version` names a release outside RELEASES (benchmarks use more)."""
+    return sdist_download(project=PROJECT, release=version or RELEASES[release], cache=cache)
 
 
 def flat_name(release: str, path: str) -> str:

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from rag.lineage.editing import LineageEditError
-from rag.models import Chunk, DocumentFamily
+from rag.models import Chunk, Document, DocumentFamily
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -48,3 +48,33 @@ def lineage_edit_report(model_admin: admin.ModelAdmin, request: HttpRequest, edi
         model_admin.message_user(request, str(exc), messages.ERROR)
         return
     model_admin.message_user(request, done(family), messages.SUCCESS)
+
+
+class _LabelledCodeFilter(admin.AllValuesFieldListFilter):
+    """A code column's values (`pdf_moddate`) in the words the pages use ("PDF modification date")."""
+
+    labels: dict[str, str] = {}
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            yield {**choice, "display": self.labels.get(choice["display"], choice["display"])}
+
+
+class DateSourceFilter(_LabelledCodeFilter):
+    labels = Document.DATE_SOURCE_LABELS
+
+
+class VersionSourceFilter(_LabelledCodeFilter):
+    labels = Document.VERSION_SOURCE_LABELS
+
+
+class SourcesInWords:
+    """Where a document's version label and date came from, in words, for list columns and read-only fields."""
+
+    @admin.display(description="version from", ordering="version_source")
+    def version_from(self, obj: Document) -> str:
+        return obj.version_source_label
+
+    @admin.display(description="date from", ordering="date_source")
+    def date_from(self, obj: Document) -> str:
+        return obj.date_source_label

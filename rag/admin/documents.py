@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.urls import reverse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
 from django.utils.html import format_html
 
 from rag.documents import documents_archive, documents_reindex, documents_remove, documents_unarchive
-from rag.admin.common import ReadOnlyInline, document_cell, lineage_edit_report
-from rag.lineage.editing import document_date_set, document_version_set, family_split
+from rag.admin.common import (
+    DateSourceFilter,
+    ReadOnlyInline,
+    SourcesInWords,
+    VersionSourceFilter,
+    document_cell,
+    lineage_edit_report,
+)
+from rag.lineage.editing import (
+    SET_BY_HAND,
+    document_date_set,
+    document_lineage_automatic,
+    document_version_set,
+    family_split,
+)
 from rag.models import Chunk, Document
 
 
@@ -27,14 +42,15 @@ class ChunkInline(ReadOnlyInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(SourcesInWords, admin.ModelAdmin):
     list_display = ["title", "workspace", "doc_type", "version_label", "version_from", "family_link", "is_latest_version",
                     "doc_date", "date_from", "status", "archived", "chunk_count"]
-    list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter), "date_source",
-                   "is_latest_version", "version_source"]
+    list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter),
+                   ("date_source", DateSourceFilter), "is_latest_version", ("version_source", VersionSourceFilter)]
     search_fields = ["title", "path", "version_label", "family__name"]
     list_select_related = ["workspace"]
-    lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "family",
+    lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "back_to_automatic",
+                      "family",
                       "family_position", "is_latest_version", "copy_of", "lineage_note"]
     readonly_fields = ["workspace", "path", "format", "content_hash", "size_bytes", *lineage_fields, "status", "error",
                        "chunk_count", "indexed_at", "created_at", "updated_at", "metadata"]
@@ -52,13 +68,37 @@ class DocumentAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">#{}</a>', reverse("admin:rag_documentfamily_change", args=[obj.family_id]),
                            obj.family_id)
 
-    @admin.display(description="version from", ordering="version_source")
-    def version_from(self, obj: Document) -> str:
-        return obj.version_source_label
+    @admin.display(description="set by hand")
+    def back_to_automatic(self, obj: Document) -> str:
+        # Buttons of the change form itself (formaction): a form cannot hold another form.
+        buttons = [
+            format_html('<button type="submit" class="button" formaction="{}">{}</button>',
+                        reverse(f"admin:rag_document_{what}automatic", args=[obj.pk]), label)
+            for what, label, source in (("version", "Version label back to automatic", obj.version_source),
+                                        ("date", "Date back to automatic", obj.date_source))
+            if source == SET_BY_HAND
+        ]
+        return format_html(" ".join(["{}"] * len(buttons)), *buttons) if buttons else "—"
 
-    @admin.display(description="date from", ordering="date_source")
-    def date_from(self, obj: Document) -> str:
-        return obj.date_source_label
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.automatic_view)
+        automatic = [path(f"<int:object_id>/automatic/{what}/", view, {"what": what},
+                          name=f"rag_document_{what}automatic") for what in ("version", "date")]
+        return [*automatic, *super().get_urls()]
+
+    def automatic_view(self, request: HttpRequest, object_id: int, what: str) -> HttpResponse:
+        """POST: the hand-set label or date goes back to what the file says (it is read again)."""
+        if request.method != "POST":
+            return HttpResponseBadRequest("POST to put the value back to automatic")
+        document = get_object_or_404(Document, pk=object_id)
+        if not self.has_change_permission(request, document):
+            raise PermissionDenied
+        job = document_lineage_automatic(document_id=document.pk, version=what == "version", date=what == "date",
+                                         user=request.user)
+        name = "version label" if what == "version" else "date"
+        self.message_user(request, f"The {name} goes back to automatic: the file is read again (job {job.pk}).",
+                          messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:rag_document_change", args=[document.pk]))
 
     def save_model(self, request: HttpRequest, obj: Document, form, change: bool) -> None:
         """A label or date a staff user changed is recorded as set by hand, by them, and reorders the family."""
@@ -74,7 +114,7 @@ class DocumentAdmin(admin.ModelAdmin):
         lineage_edit_report(self, request, lambda: family_split(document_ids=selected),
                             lambda family: f"Split {queryset.count()} document(s) into family {family.pk}.")
 
-    @admin.action(description="Re-index selected documents")
+    @admin.action(description="Re-index selected documents", permissions=["change"])
     def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         jobs = 0
         for workspace_id in queryset.values_list("workspace_id", flat=True).distinct():
@@ -82,11 +122,11 @@ class DocumentAdmin(admin.ModelAdmin):
                 jobs += 1
         self.message_user(request, f"Queued {queryset.count()} document(s) in {jobs} job(s).", messages.SUCCESS)
 
-    @admin.action(description="Archive selected documents (exclude from search)")
+    @admin.action(description="Archive selected documents (exclude from search)", permissions=["change"])
     def archive(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         self.message_user(request, f"Archived {documents_archive(documents=queryset)} document(s).", messages.SUCCESS)
 
-    @admin.action(description="Unarchive selected documents")
+    @admin.action(description="Unarchive selected documents", permissions=["change"])
     def unarchive(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         self.message_user(request, f"Unarchived {documents_unarchive(documents=queryset)} document(s).", messages.SUCCESS)
 

@@ -9,20 +9,20 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from rag.admin.common import ReadOnlyInline, lineage_edit_report
+from rag.admin.common import ReadOnlyInline, SourcesInWords, lineage_edit_report
 from rag.lineage.editing import LineageEditError, families_join, family_reorder
 from rag.lineage.families import documents_leave_families
 from rag.models import Document, DocumentFamily
 
 
-class FamilyMemberInline(ReadOnlyInline):
+class FamilyMemberInline(SourcesInWords, ReadOnlyInline):
     """The members, oldest first; edit the positions to reorder them (membership changes by split and join)."""
 
     model = Document
     fk_name = "family"
-    fields = ["member", "version_label", "version_source", "doc_date", "date_source", "family_position",
+    fields = ["member", "version_label", "version_from", "doc_date", "date_from", "family_position",
               "is_latest_version", "copy_of", "lineage_note"]
-    readonly_fields = ["member", "version_label", "version_source", "doc_date", "date_source", "is_latest_version",
+    readonly_fields = ["member", "version_label", "version_from", "doc_date", "date_from", "is_latest_version",
                        "copy_of", "lineage_note"]
     ordering = ["family_position", "pk"]  # not deletable here: that would delete the document itself
 

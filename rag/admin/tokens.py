@@ -12,7 +12,8 @@ from rag.tokens import api_token_issue, api_tokens_revoke
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """Staff can make a token for a user (its text is shown once) and revoke any; the hash never shows."""
+    """Staff can make a token for themselves (a superuser for anyone; its text is shown once) and revoke any;
+    the hash never shows."""
 
     list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
@@ -25,11 +26,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
         return [*self.readonly_fields, "user"] if obj is not None else self.readonly_fields
 
+    def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = db_field.related_model.objects.filter(pk=request.user.pk)  # their own tokens only
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
     def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
         if change:
             obj.save(update_fields=["name"])
             return
-        raw = api_token_issue(token=obj)
+        raw = api_token_issue(token=obj, issued_by=request.user)
         self.message_user(request, f"Token for {obj.user}: {raw} (copy it now; it will not be shown again).",
                           messages.WARNING)
 

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,10 @@ from rag.dedup import merge as dedup
 from rag.documents import documents_unarchive
 from rag.embeddings.cache import embed_with_cache, text_hash
 from rag.ingest.chunking import ChunkDraft, chunk_document
-from rag.ingest.dates import resolve_doc_date
+from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
 from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
-from rag.lineage.labels import extract_version_label
+from rag.lineage.labels import VersionLabel, extract_version_label, parse_version, version_key
 from rag.models import Chunk, DocType, Document
 from rag.retrieval.identifiers import chunk_identifiers
 
@@ -85,16 +86,28 @@ def _json_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         return {key: str(value)[:500] for key, value in metadata.items()}
 
 
+def _apply_hints(hints: dict[str, str], version: VersionLabel | None, doc_date: DocDate) -> tuple:
+    """The source's label and date in place of the file's, each only when the source has one."""
+    label = hints.get("version_label", "")
+    if label and (key := version_key(label)):
+        version = VersionLabel(label=str(parse_version(label)), key=key, source=hints.get("version_source", "git_tag"))
+    if hints.get("doc_date"):
+        doc_date = DocDate(datetime.fromisoformat(hints["doc_date"]), hints.get("date_source", "git_commit"))
+    return version, doc_date
+
+
 def document_index(
     *, workspace_id: int, path: str, source_file: Path, file_mtime: float | None = None,
-    mtime_is_upload_time: bool = False, display_path: str = "",
+    mtime_is_upload_time: bool = False, display_path: str = "", hints: dict[str, str] | None = None,
 ) -> IndexOutcome:
     """Index one file; a bad file fails alone with a reason a person can act on.
 
     file_mtime: the file's own mtime when the stored copy lost it (browser upload, zip member);
     mtime_is_upload_time: nothing told us when the file was written, so its date is the upload's;
     display_path: the path inside the ingested folder, which the type's path patterns read (the
-    server's own folders say nothing about the document).
+    server's own folders say nothing about the document);
+    hints: what the source knows better than the file (rag.sources): a Git tag's version label and
+    its commit's date, trusted above anything written in the file.
     """
     try:
         detect_format(Path(path))
@@ -131,6 +144,9 @@ def document_index(
         max_words=settings.CHUNK_MAX_WORDS,
         overlap_words=settings.CHUNK_OVERLAP_WORDS,
     )
+    if not drafts and parsed.metadata.get("toctree"):
+        # A Sphinx index page: its table of contents links pages indexed on their own.
+        return IndexOutcome(status="skipped", error="only a table of contents (toctree): nothing to index")
     if not drafts:
         return _fail(workspace_id, path, "no text to index", size=len(data))
     doc_type = classify_doc_type(
@@ -138,6 +154,8 @@ def document_index(
         rules=doc_type_rules(), headings=section_headings(parsed.sections),
     )
     version = extract_version_label(path=path, title=parsed.title, metadata=parsed.metadata, doc_format=parsed.format)
+    if hints:
+        version, doc_date = _apply_hints(hints, version, doc_date)
     vectors, encoded = embed_with_cache([draft.text for draft in drafts])
 
     # One transaction per document: readers see the old version or the new one, never a mix.

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from rag.models import IndexingJob, IndexingJobItem
+from rag.upload_limits import stored_copies_delete
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,8 @@ def job_item_fail(*, item_id: int, reason: str) -> bool:
     )
     if failed:
         logger.warning("job item failed", extra={"item_id": item_id, "reason": reason})
-        job_id = IndexingJobItem.objects.filter(pk=item_id).values_list("job_id", flat=True).first()
+        job_id, source_file = IndexingJobItem.objects.filter(pk=item_id).values_list("job_id", "source_file").first()
+        stored_copies_delete([source_file])  # an upload's copy that will never be indexed
         job_finish_if_done(job_id)
     return bool(failed)
 

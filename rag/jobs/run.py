@@ -14,6 +14,7 @@ from rag.jobs.lifecycle import job_finish_if_done, job_item_claim, job_item_requ
 from rag.jobs.merging import merge_after_commit
 from rag.jobs.queue import TRANSIENT_ERRORS
 from rag.models import Document, IndexingJobItem
+from rag.upload_limits import stored_copies_delete
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         outcome = document_index(
             workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
             file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
-            display_path=item.display_path,
+            display_path=item.display_path, hints=item.hints,
         )
     except Exception as exc:
         # Transient errors are retried by the task; anything else must still end the item.
@@ -59,6 +60,8 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
     )
     if document_id is not None and item.display_path:
         documents_show_paths({document_id: item.display_path})
+    if outcome_status != "indexed":  # failed, skipped or identical: an upload's copy is kept for nothing
+        stored_copies_delete([item.source_file])
     job_finish_if_done(item.job_id)
     if outcome_status == "indexed" and document_id is not None:
         merge_after_commit(document_id=document_id, inline=merge_inline)

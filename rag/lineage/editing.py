@@ -14,9 +14,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 
+from rag.documents import documents_reindex
+from rag.jobs.merging import merge_after_commit
 from rag.lineage.families import family_refresh
 from rag.lineage.labels import version_key
-from rag.models import Document, DocumentFamily
+from rag.models import Document, DocumentFamily, IndexingJob
 
 SET_BY_HAND = "set_by_hand"
 
@@ -104,6 +106,7 @@ def document_version_set(*, document_id: int, version_label: str, user: Abstract
                                      "updated_at"])
         if document.family_id:
             family_refresh(family_id=document.family_id)
+        merge_after_commit(document_id=document_id)  # which copy of a record is newest may have changed
 
 
 def document_date_set(*, document_id: int, doc_date: datetime | None, user: AbstractBaseUser) -> None:
@@ -116,3 +119,21 @@ def document_date_set(*, document_id: int, doc_date: datetime | None, user: Abst
         document.save(update_fields=["doc_date", "date_source", "date_set_by", "updated_at"])
         if document.family_id:
             family_refresh(family_id=document.family_id)
+        merge_after_commit(document_id=document_id)  # records' canonicals and contradictions follow dates
+
+
+def document_lineage_automatic(*, document_id: int, version: bool = False, date: bool = False,
+                               user: AbstractBaseUser) -> IndexingJob | None:
+    """Undo a hand-set version label and/or date: the file is read again and what it says applies.
+
+    Re-indexing is what finds them (the file's own label and date, its folder, its mtime), and the
+    family and the merge follow it as after any indexing.
+    """
+    with transaction.atomic():
+        document = Document.objects.select_for_update().get(pk=document_id)
+        if version:
+            document.version_set_by = None
+        if date:
+            document.date_set_by = None
+        document.save(update_fields=["version_set_by", "date_set_by", "updated_at"])
+        return documents_reindex(documents=Document.objects.filter(pk=document_id), created_by=user)

@@ -78,8 +78,14 @@ class _Member:
                                                             and self.version_source == "title")
 
     @cached_property
+    def repository_key(self) -> str | None:
+        """A Git source's document (git/SOURCE/REF/path, rag.sources): SOURCE/path, the one file across refs."""
+        parts = self.path.split("/", 3)
+        return f"{parts[1]}/{parts[3]}" if len(parts) == 4 and parts[0] == "git" else None
+
+    @cached_property
     def path_key(self) -> str | None:
-        return version_stem_key(self.path)
+        return self.repository_key or version_stem_key(self.path)
 
 
 @dataclass
@@ -183,6 +189,8 @@ def _related(a: _Member, b: _Member, evidence: _PairEvidence) -> bool:
     """Whether two documents are versions (or copies) of one another."""
     if a.version_key and a.version_key == b.version_key and not evidence.identical:
         return False  # two different documents of the same release
+    if a.repository_key and a.repository_key == b.repository_key:
+        return True  # one file of one repository at two refs: the surest lineage there is, whatever it says
     sizes = sorted((max(a.chunk_count, 1), max(b.chunk_count, 1)))
     comparable = sizes[0] / sizes[1] >= settings.FAMILY_MIN_SIZE_RATIO
     per_release = a.per_release or b.per_release

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from rag.lineage.calendar import release_calendar, series_end, series_label
 from rag.lineage.labels import parse_version, version_key, within_version
-from rag.models import Document
+from rag.models import Document, Source, SourceFile
 
 
 def workspace_version_labels(*, workspace_id: int) -> list[str]:
@@ -16,6 +16,7 @@ def workspace_version_labels(*, workspace_id: int) -> list[str]:
     labels = set(Document.objects.filter(workspace_id=workspace_id, archived=False).exclude(version_label="")
                  .order_by().values_list("version_label", flat=True).distinct())
     labels |= {str(version) for version, _date in release_calendar(workspace_id=workspace_id)}
+    labels |= {str(parse_version(tag)) for tag in _git_tags(workspace_id) if parse_version(tag) is not None}
     return sorted(labels, key=lambda label: (version_key(label) or "", label))
 
 
@@ -25,11 +26,15 @@ def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | No
     bound = series_end(release_calendar(workspace_id=workspace_id), version) if version else None
     version = series_label(version) if version else version  # "8.1.0" asks for the 8.1 docs, 8.1.3 included
     rows = Document.objects.filter(workspace_id=workspace_id, archived=False, status=Document.Status.INDEXED) \
-        .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id")
+        .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id", "path")
     families: dict[int, list[tuple]] = defaultdict(list)
     allowed: set[int] = set()
-    for pk, family_id, position, label, doc_date, copy_of in rows:
-        if family_id is None:
+    git_paths = _git_paths_at(workspace_id, version) if version else {}
+    for pk, family_id, position, label, doc_date, copy_of, path in rows:
+        if path in git_paths:
+            if git_paths[path]:  # that release's tree holds this very blob: its label may be older
+                allowed.add(pk)
+        elif family_id is None:
             if _existed(label, doc_date, version=version, date=date, release_end=bound):
                 allowed.add(pk)
         else:
@@ -49,6 +54,27 @@ def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | No
             allowed.update(pk for _p, pk, label, doc_date, copy_of in members if copy_of == current
                            and _existed(label, doc_date, version=version, date=date, release_end=bound))
     return allowed
+
+
+def _git_tags(workspace_id: int) -> list[str]:
+    return [tag for state in Source.objects.filter(workspace_id=workspace_id, kind=Source.Kind.GIT)
+            .values_list("state", flat=True) for tag in (state or {}).get("order", [])]
+
+
+def _git_paths_at(workspace_id: int, version: str) -> dict[str, bool]:
+    """Document path -> whether the tree of `version` holds it, for every Git source's document.
+
+    `version` is a series ("1.4"): its tree is that of the newest tag within it (1.4.2), else of the
+    newest tag before it. A blob only the branch holds is in no release.
+    """
+    decided: dict[str, bool] = {}
+    for source_id, state in Source.objects.filter(workspace_id=workspace_id, kind=Source.Kind.GIT) \
+            .values_list("pk", "state"):
+        within = [tag for tag in (state or {}).get("order", []) if within_version(tag, version)]
+        chosen = within[-1] if within else None
+        for path, tags in SourceFile.objects.filter(source_id=source_id).values_list("document_path", "tags"):
+            decided[path] = decided.get(path, False) or chosen in tags
+    return decided
 
 
 def _existed(label: str, doc_date: datetime | None, *, version: str, date: datetime | None,

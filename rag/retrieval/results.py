@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.urls import reverse
+
 # canonical_filtering values
 APPLIED = "applied"  # one result per canonical record, newest version shown
 UNLICENSED = "unlicensed"  # asked for, but the workspace's license lacks the feature: searched as if off
@@ -46,11 +48,17 @@ class SearchResult:
     superseded_by_label: str = ""  # its document's version label, for "2.1 · superseded by 3.0"
     replaced_chunk_id: int | None = None  # the older chunk whose slot this newer one took
 
-    def to_dict(self) -> dict[str, Any]:
+    def url_path(self) -> str:
+        """The document page scrolled to this chunk, as the chat's citations link it."""
+        return f"{reverse('document-detail', args=[self.document_id])}?chunk={self.chunk_id}#chunk-{self.chunk_id}"
+
+    def to_dict(self, *, base_url: str = "") -> dict[str, Any]:
+        """`base_url` ("https://docs.example.com") makes `url` absolute; without it `url` is a path."""
         data: dict[str, Any] = {
             "chunk_id": self.chunk_id,
             "document_id": self.document_id,
             "path": self.path,
+            "url": base_url + self.url_path(),
             "title": self.title,
             "doc_date": _iso(self.doc_date),
             "doc_type": self.doc_type,
@@ -126,5 +134,6 @@ class SearchResultSet(list):
             "stats": self.stats,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.describe(), "count": len(self), "results": [result.to_dict() for result in self]}
+    def to_dict(self, *, base_url: str = "") -> dict[str, Any]:
+        return {**self.describe(), "count": len(self),
+                "results": [result.to_dict(base_url=base_url) for result in self]}

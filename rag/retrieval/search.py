@@ -42,6 +42,7 @@ from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
+from rag.lineage.releases import release_label, release_labels
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
@@ -124,6 +125,7 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
         ]
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
+    _one_label_per_release(result_set, workspace_id=options.workspace_id)
     _observe(result_set, workspace_id=options.workspace_id, duration=clock.total_seconds)
     return result_set
 
@@ -363,6 +365,17 @@ def _collapse_near_duplicates(
     return collapsed.kept + tail, len(collapsed.removed)
 
 
+def _one_label_per_release(results: list[SearchResult], *, workspace_id: int) -> None:
+    """"3.0.0 · current" in one source and "3.0 · current" in the next would read as two releases."""
+    shown = {label for result in results for label in (result.version_label, result.superseded_by_label) if label}
+    if not shown:
+        return
+    releases = release_labels(workspace_id=workspace_id, labels=shown)
+    for result in results:
+        result.version_label = release_label(result.version_label, releases)
+        result.superseded_by_label = release_label(result.superseded_by_label, releases)
+
+
 def _result(candidate: _Candidate) -> SearchResult:
     row = candidate.row
     record_id = row.get("record_id")
@@ -467,7 +480,9 @@ def search_for_chat(
             workspace=workspace,
             top_k=top_k,
             filters=filters,
+            # "Hide duplicate passages": copies merged into their record (licensed) and near-duplicates collapsed.
             respect_canonicals=bool(options.get("dedup", True)),
+            dedup=bool(options.get("dedup", True)),
             include_provenance=bool(options.get("provenance")),
             doc_type_override=(doc_type,) if doc_type and not only_type else (),
             query_embedding=tuple(query_embedding) if query_embedding is not None else None,

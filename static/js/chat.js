@@ -12,6 +12,8 @@
     if (list) list.hidden = open;
   });
 
+  // A stream ends after a while even when the answer is not in (the server bounds it), and a busy
+  // server refuses one (429): either way the article is looked at again a moment later.
   function stream(article) {
     var url = article.dataset.streamUrl;
     var finalUrl = article.dataset.finalUrl;
@@ -22,9 +24,16 @@
         .then(function (r) { return r.text(); })
         .then(function (html) {
           article.outerHTML = html;
+          setTimeout(function () { scan(document); }, 1000);  // still pending: watch again
         });
     };
     fetch(url).then(function (response) {
+      if (response.status === 429) {
+        var wait = 1000 * (parseFloat(response.headers.get("Retry-After")) || 2);
+        setTimeout(function () { article.dataset.streamUrl = url; stream(article); }, wait);
+        return;
+      }
+      target.textContent = "";  // each stream sends the whole text so far
       if (!response.body) return response.text().then(function (t) { target.textContent += t; done(); });
       var reader = response.body.getReader();
       var decoder = new TextDecoder();
@@ -38,6 +47,39 @@
       return pump();
     }).catch(done);
   }
+
+  // The question box keeps whatever was typed while an answer was on its way: only the text sent leaves it.
+  function askForm(event) {
+    return event.target && event.target.closest ? event.target.closest("form.ask") : null;
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = askForm(event);
+    if (form) form.dataset.sent = form.elements.question.value;
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = askForm(event);
+    if (!form || !event.detail.successful) return;
+    var box = form.elements.question;
+    var sent = form.dataset.sent || "";
+    delete form.dataset.sent;
+    // Edited since (the sent text is no longer its start): the box is the user's, left as it is.
+    if (box.value.indexOf(sent) === 0) box.value = box.value.slice(sent.length).replace(/^\s+/, "");
+  });
+
+  // A conversation opens at its latest exchange, and a new one comes into view when it arrives.
+  function showLatest() {
+    var questions = document.querySelectorAll("#messages article.msg-user");
+    if (questions.length) questions[questions.length - 1].scrollIntoView({ block: "start" });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!window.location.hash) showLatest();
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.target && event.target.id === "messages") showLatest();
+  });
 
   function scan(root) {
     (root || document).querySelectorAll("article[data-stream-url]").forEach(stream);

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from chat.models import Conversation
 from rag import embeddings
 from rag.dedup.merge import workspace_merge
 from rag.jobs.run import job_item_run
 from rag.uploads import indexing_job_create
 from tests.licensing.factories import LicenseFactory
+from tests.llm_server import FakeLLM
 
 V2 = """---
 title: Lumen API Reference 2.0
@@ -63,3 +65,16 @@ def api_versions(workspace, tmp_path) -> Path:
 @pytest.fixture
 def licensed(workspace):
     return LicenseFactory(workspace=workspace)
+
+
+@pytest.fixture
+def llm(settings):
+    """A loopback model server whose answer cites source 1; the settings point at it."""
+    with FakeLLM("It is 1200 requests per minute [1].") as server:
+        settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "m"
+        yield server
+
+
+@pytest.fixture
+def conversation(workspace, user):
+    return Conversation.objects.create(workspace=workspace, user=user)

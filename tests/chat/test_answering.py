@@ -113,7 +113,8 @@ def test_no_results_answers_honestly(workspace, db):
 def test_llm_prompt_has_dated_source_headers_and_the_newest_wins_rule(workspace, api_versions, licensed):
     results = _results(workspace)
     system, user = (message["content"] for message in llm_messages(QUESTION, results))
-    assert re.search(r"\[Source 1: api-3\.0\.md \(2025-10-02\) > Rate limits\] \(score: \d\.\d{3}\)", user)
+    assert re.search(r"\[Source 1\] \(2025-10-02, score \d\.\d{3}\)\n<<<SOURCE 1 BEGIN \w+>>>\nFile: api-3\.0\.md\n"
+                     r"Section: Rate limits\n", user)
     assert "prefer the most recently dated source" in system
     citations = llm_citations("It is 1200 [1], earlier 600 [2]. See [9].", results)
     assert [c["n"] for c in citations] == [1, 2]

@@ -21,7 +21,8 @@ pytestmark = BROWSER_MARKS
 def fresh_install(transactional_db, django_db_serialized_rollback):
     """What `make run` leaves: an admin, the demo workspace indexed, and the bootstrap's trial."""
     admin = UserFactory(username="admin", is_staff=True, is_superuser=True)
-    demo = WorkspaceFactory(slug=DEMO_SLUG, name="Demo", members=[admin])
+    # Marked as the bootstrap marks the demo workspace it creates.
+    demo = WorkspaceFactory(slug=DEMO_SLUG, name="Demo", members=[admin], builtin_demo=True)
     index_folder(demo, demo_corpus_prepare())  # indexed here, not queued: no worker in this test
     list(demo_workspace_bootstrap())
     assert not License.objects.exists()

@@ -7,17 +7,12 @@ import importlib
 import pytest
 
 from chat.answering import citation_for
-from chat.models import Conversation, Message
+from chat.models import Message
 from rag.retrieval import SearchResult, SearchResultSet
 from rag.retrieval.search import search_for_chat
 from tests.rag.factories import DocumentFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def conversation(workspace, user):
-    return Conversation.objects.create(workspace=workspace, user=user)
 
 
 def _citation(n: int, **version) -> dict:

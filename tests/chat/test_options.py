@@ -120,3 +120,15 @@ def test_dedup_stored_by_the_old_disabled_box_is_restored_where_no_license_ever_
     stuck.refresh_from_db()
     chosen.refresh_from_db()
     assert stuck.search_options["dedup"] is True and chosen.search_options["dedup"] is False
+
+
+def test_only_this_type_with_automatic_says_it_needs_a_type(logged_in_client, workspace, licensed):
+    conversation = _new_conversation(logged_in_client)
+    hint = "“Only this type” needs a type: choose one above. Until then every type is searched."
+    panel = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "any", "doc_type": "",
+                                                                         "doc_type_mode": "filter"}, HTTP_HX_REQUEST="true")
+    assert hint in panel.content.decode()
+    assert hint in logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    panel = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "any", "doc_type": "api",
+                                                                         "doc_type_mode": "filter"}, HTTP_HX_REQUEST="true")
+    assert "needs a type" not in panel.content.decode()

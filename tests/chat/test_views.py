@@ -8,15 +8,11 @@ import pytest
 from django.core.management import call_command
 
 from chat.models import Conversation, Message
+from tests.chat.conftest import index_folder
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 QUESTION = "How many requests per minute may an API key send?"
-
-
-@pytest.fixture
-def conversation(workspace, user):
-    return Conversation.objects.create(workspace=workspace, user=user)
 
 
 def test_home_redirects_to_the_latest_conversation_and_new_creates_one(logged_in_client, workspace, conversation):
@@ -132,3 +128,45 @@ def test_ask_command_prints_json_and_json_lines(workspace, api_versions, license
     call_command("ask", workspace=workspace.slug, as_json=True, queries_file=questions)
     lines = capsys.readouterr().out.strip().splitlines()
     assert [json.loads(line)["question"] for line in lines] == [QUESTION, "How is the API key sent?"]
+
+
+COPIED = "Rotate every API key at least every 90 days, and revoke a key at once when a laptop that held it is lost."
+
+
+@pytest.fixture
+def copied_passage(workspace, tmp_path):
+    """Two unrelated guides that carry one paragraph word for word: a duplicate, not a version."""
+    folder = tmp_path / "guides"
+    folder.mkdir()
+    security = ["## Audit logs\n\nAudit logs are kept for one year in the control plane database.",
+                "## TLS\n\nThe proxy accepts TLS 1.2 and 1.3 only; older clients are refused during the handshake.",
+                "## Secrets\n\nSecrets live in the vault and are mounted read-only into each gateway replica."]
+    onboarding = ["## First day\n\nNew staff get a laptop, a badge and a buddy who walks them through the office.",
+                  "## Payroll\n\nSalaries are paid on the last working day of each month by bank transfer.",
+                  "## Holidays\n\nEveryone has twenty-five days of paid leave a year, booked in the HR portal."]
+    for name, title, sections in (("security.md", "Lumen Security Guide", security),
+                                  ("onboarding.md", "Lumen Onboarding Handbook", onboarding)):
+        body = "\n\n".join([sections[0], f"## Keys\n\n{COPIED}", *sections[1:]])
+        (folder / name).write_text(f"# {title}\n\n{body}\n")
+    index_folder(workspace, folder)
+
+
+def test_hide_duplicate_passages_says_what_it_hid_and_unticked_shows_them(
+        logged_in_client, conversation, copied_passage, licensed):
+    question = "How often should an API key be rotated?"
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert '<label for="id_dedup">Hide duplicate passages</label>' in page
+    logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": question})
+    stats = conversation.messages.filter(role="assistant").last().metadata["search"]["stats"]
+    hidden = stats["variants_filtered"] + stats["near_duplicates_removed"]
+    assert hidden >= 1
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert f"{hidden} duplicate passage{'s' if hidden > 1 else ''} hidden" in page
+
+    logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "any"})  # the box unticked
+    logged_in_client.post(f"/chat/{conversation.pk}/ask/", {"question": question})
+    reply = conversation.messages.filter(role="assistant").last()
+    stats = reply.metadata["search"]["stats"]
+    assert stats["variants_filtered"] == stats["near_duplicates_removed"] == 0
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert "duplicate passages shown (“Hide duplicate passages” is off)" in page

@@ -1,5 +1,7 @@
-"""Every URL pattern and API endpoint, as anonymous, as a member of another workspace and as a non-staff
-member: nothing answers 2xx where it must not, nothing of another workspace leaks, and no write goes through.
+"""Every URL pattern and API endpoint, and every admin action, as anonymous, as a member of another workspace,
+as a non-staff member, as staff who may only view, and as a superuser: nothing answers 2xx where it must not,
+nothing of another workspace leaks, no write goes through without the permission it needs, and nothing that a
+role may reach fails.
 
 URLs are enumerated from the resolver, so a new pattern is swept without anyone remembering to add it;
 its parameters are filled with ids of the victim workspace's objects (a pattern whose parameter this
@@ -12,14 +14,17 @@ from dataclasses import dataclass
 
 import pytest
 from django.apps import apps
+from django.contrib import admin
+from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from chat.models import Conversation, Message
-from rag.models import ApiToken, Document, IndexingJob
+from rag.models import ApiToken, Contradiction, Document, DocumentFamily, IndexingJob, Source, Workspace
 from rag.tokens import api_token_create
 from tests.factories import UserFactory, WorkspaceFactory
+from tests.licensing.factories import LicenseFactory
 from tests.rag.factories import ChunkFactory, DocumentFactory
 
 pytestmark = pytest.mark.django_db
@@ -65,9 +70,11 @@ def victim() -> Victim:
     conversation = Conversation.objects.create(workspace=workspace, user=owner, title=f"About {MARKER}")
     message = Message.objects.create(conversation=conversation, role="assistant", content=f"It is {MARKER}.")
     token, _raw = api_token_create(user=owner, name=f"token {MARKER}")
+    source = Source.objects.create(workspace=workspace, name="secret", kind=Source.Kind.FOLDER,
+                                   location=f"/secret/{MARKER}")
     return Victim(workspace.slug, {"owner": owner.pk, "colleague": colleague.pk, "document": document.pk,
                                    "job": job.pk, "conversation": conversation.pk, "message": message.pk,
-                                   "token": token.pk})
+                                   "token": token.pk, "source": source.pk})
 
 
 # Which of the victim's objects a `pk` names, by URL name.
@@ -76,6 +83,7 @@ PK_OWNERS = {
     "conversation-detail": "conversation", "message-create": "conversation", "options-update": "conversation",
     "options-make-default": "conversation",
     "message-detail": "message", "message-stream": "message", "api-token-revoke": "token",
+    "source-sync": "source",
 }
 
 
@@ -190,3 +198,111 @@ def test_query_parameters_naming_the_victims_objects_open_nothing(victim):
                         (f"/jobs/{victim.ids['job']}/", {}), ("/chat/", {"all": "1"})]:
         response = client.get(url, params)
         assert MARKER not in response.content.decode(errors="replace"), url
+
+
+# --- every role, every admin action --------------------------------------------------------------------------
+
+ROLES = ("anonymous", "member", "non-member", "view-only staff", "superuser")
+
+
+def _role_user(role: str, victim: Victim) -> int | None:
+    if role == "anonymous":
+        return None
+    if role == "member":
+        return victim.ids["colleague"]
+    if role == "non-member":
+        return UserFactory().pk
+    if role == "view-only staff":
+        viewer = UserFactory(is_staff=True)
+        viewer.user_permissions.add(*Permission.objects.filter(codename__startswith="view_"))
+        return viewer.pk
+    return UserFactory(is_staff=True, is_superuser=True).pk
+
+
+@pytest.fixture
+def reviewed(victim: Victim) -> Victim:
+    """The victim with something for every admin action to act on: a license, a contradiction, two families."""
+    workspace = Workspace.objects.get(slug=victim.workspace_slug)
+    LicenseFactory(workspace=workspace)
+    first = Document.objects.get(pk=victim.ids["document"])
+    second = DocumentFactory(workspace=workspace, title=f"Plans v2 {MARKER}")
+    other_chunk = ChunkFactory(document=second, text=f"The launch code is {MARKER}-2 now.")
+    Contradiction.objects.create(workspace=workspace, chunk_a=first.chunks.get(), chunk_b=other_chunk, similarity=0.9)
+    for document in (first, second):
+        family = DocumentFamily.objects.create(workspace=workspace, name=document.title)
+        Document.objects.filter(pk=document.pk).update(family=family)
+    return victim
+
+
+def _world() -> dict[str, str]:
+    """Every row of Docent's own tables and the users: what an action could change."""
+    models = [model for model in apps.get_models() if model._meta.app_label in {"rag", "chat", "licensing"}]
+    state = {model._meta.label: repr(list(model._default_manager.order_by("pk").values_list())) for model in models}
+    state["users"] = repr(list(UserFactory._meta.model.objects.order_by("pk").values_list(
+        "pk", "username", "is_staff", "is_superuser", "password")))
+    return state
+
+
+def _admin_actions() -> list[tuple[str, str]]:
+    """(changelist URL, action name) for every action of every model admin, the site-wide ones included."""
+    found = []
+    for model, model_admin in admin.site._registry.items():
+        names = [*admin.site._actions, *(name if isinstance(name, str) else name.__name__
+                                        for name in model_admin.actions or [])]
+        changelist = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+        found.extend((changelist, name) for name in names)
+    assert len(found) > 20 and ("/admin/rag/document/", "reindex") in found
+    return found
+
+
+def _post_action(client: Client, changelist: str, action: str) -> int:
+    model = get_resolver().resolve(changelist).func.model_admin.model
+    selected = list(model._default_manager.order_by("pk").values_list("pk", flat=True)[:50])
+    return client.post(changelist, {"action": action, "_selected_action": selected, "index": 0}).status_code
+
+
+def _server_error(route: Route, status: int) -> bool:
+    return status >= 500 and not (route.name == "healthz" and status == 503)  # no worker runs here: a status
+
+
+def test_every_admin_action_declares_a_permission_that_writes():
+    """Django offers an action without `permissions` to anyone who may view the list; a write needs more."""
+    for model, model_admin in admin.site._registry.items():
+        for name in model_admin.actions or []:
+            function = getattr(model_admin, name) if isinstance(name, str) else name
+            needed = set(getattr(function, "allowed_permissions", ()))
+            assert needed - {"view"}, f"{model._meta.label} action {name} needs only {needed or 'nothing'}"
+
+
+@pytest.mark.parametrize("role", [role for role in ROLES if role != "superuser"])
+def test_no_admin_action_changes_anything_for_a_role_without_change_permission(reviewed, role):
+    client = _as(_role_user(role, reviewed))
+    before = _world()
+    for changelist, action in _admin_actions():
+        status = _post_action(client, changelist, action)
+        assert status < 500, (changelist, action, status)
+        assert _world() == before, f"{role} changed something with {action} on {changelist}"
+
+
+def test_view_only_staff_read_every_admin_page_and_write_through_none(reviewed):
+    client = _as(_role_user("view-only staff", reviewed))
+    before = _world()
+    for route, url in _requests(reviewed):
+        response = client.get(url, _query(route, reviewed))
+        assert not _server_error(route, response.status_code), (url, response.status_code)
+        if route.name.startswith("admin:") and route.name not in {"admin:logout", "admin:login"}:
+            client.post(url, {"name": MARKER, "workspace": reviewed.workspace_slug, "user": reviewed.ids["owner"],
+                              "key": MARKER, "revoked": "on", "action": "delete_selected", "post": "yes"})
+    assert _world() == before
+    assert client.get("/admin/rag/document/").status_code == 200  # still signed in, to the end
+
+
+def test_a_superuser_reaches_every_page_and_runs_every_admin_action(reviewed):
+    client = _as(_role_user("superuser", reviewed))
+    for route, url in _requests(reviewed):
+        response = client.get(url, _query(route, reviewed))
+        assert not _server_error(route, response.status_code), (url, response.status_code)
+    assert client.get("/admin/").status_code == 200
+    for changelist, action in _admin_actions():
+        status = _post_action(client, changelist, action)
+        assert status in (200, 302), (changelist, action, status)

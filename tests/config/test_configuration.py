@@ -81,7 +81,16 @@ def test_make_run_worker_splits_the_cores_between_processes_and_torch_threads(en
     command, env = worker_command(environ, cpus)
     assert command[command.index("--concurrency") + 1] == concurrency
     assert env["OMP_NUM_THREADS"] == threads
-    assert command[command.index("-Q") + 1] == "default,ingest,merge"
+    assert command[command.index("-Q") + 1] == "default,ingest,merge"  # answers have a worker of their own
+
+
+def test_make_run_answers_worker_writes_answers_in_threads_of_one_process():
+    from config.launcher import answers_worker_command
+
+    command = answers_worker_command({})
+    assert command[command.index("-Q") + 1] == "answers" and command[command.index("--pool") + 1] == "threads"
+    assert command[command.index("--concurrency") + 1] == "8"
+    assert answers_worker_command({"DOCENT_ANSWER_THREADS": "16"})[command.index("--concurrency") + 1] == "16"
 
 
 @pytest.mark.django_db

@@ -171,6 +171,13 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
         signed_in = browser.open(urllib.request.Request(f"{base}/accounts/login/", data=form.encode(),
                                                         headers={"Referer": f"{base}/accounts/login/"}), timeout=60)
         assert signed_in.url == f"{base}/"  # the shown password works: the login page sent us home
+
+        # A second `make run` on this folder, on another port, is refused and leaves the first serving.
+        second_env = {**environ, "DATA_DIR": str(data_dir), "DOCENT_PORT": str(_free_port())}
+        second = subprocess.run([sys.executable, "-m", "config.launcher"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=60, env=second_env)
+        assert second.returncode == 2 and "is already serving DATA_DIR" in second.stdout
+        assert urllib.request.urlopen(f"{base}/healthz", timeout=30).status == 200
     finally:
         launcher.send_signal(signal.SIGINT)
         launcher.wait(timeout=90)
@@ -182,10 +189,12 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
     assert lines[1].startswith("docent: Redis: started (embedded, ")
     assert all(line.startswith("docent: ") for line in lines), lines  # no log lines, banners or access lines
     assert not [line for line in lines if "ERROR" in line or "Traceback" in line]
-    assert f"docent: worker: 1 processes, log {shown / 'logs' / 'worker.log'}" in lines
+    assert (f"docent: worker: 1 processes, log {shown / 'logs' / 'worker.log'}; answers: 8 threads, "
+            f"log {shown / 'logs' / 'answers.log'}") in lines
+    assert f"docent: watcher: folder sources marked 'watch' also sync on file changes, log {shown / 'logs' / 'watcher.log'}" in lines
     logs = data_dir / "logs"
     assert "GET /no-such-page" in (logs / "access.log").read_text()
-    assert "celery@" in (logs / "worker.log").read_text()
+    assert "celery@" in (logs / "worker.log").read_text() and "answers@" in (logs / "answers.log").read_text()
     assert " ERROR " not in (logs / "web.log").read_text()
     assert postgres_pid(data_dir) is None and redis_pid(data_dir) is None
     assert _wait_until(lambda: not _processes_under(data_dir)), _processes_under(data_dir)

@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from licensing.models import License
 from evaluation.retrieval import (
     ablation_configs, evaluate_configs, path_matches, release_paths_widen, score_change, score_current, score_version, states,
     summarise,
 )
+from licensing.models import License
+from licensing.services import workspace_tier
 from rag.retrieval import SearchResult
 from tests.rag.retrieval_helpers import add_document
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
@@ -134,4 +135,6 @@ def test_configurations_run_licensed_then_free_on_one_workspace(workspace):
     plain = figures["plain semantic"]["current"]
     assert plain["answer@5"] == 1.0 and plain["stale"] == 0.5  # two versions, both in the top 2
     assert figures["Free tier"]["version"] == {"questions": 0}
-    assert not License.objects.filter(workspace=workspace).exists()
+    # Licensed through a development-key license, revoked before the Free pass: no tier is left.
+    license = License.objects.get(workspace=workspace)
+    assert license.revoked and license.tier.slug == "enterprise" and workspace_tier(workspace.pk) is None

@@ -5,6 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from licensing import trust
+from licensing.keys import generate_keypair, load_private_key
 
 MIDDLEWARE = "licensing.middleware.FeatureCacheMiddleware"
 CONTEXT_PROCESSOR = "licensing.context_processors.workspace_tier"
@@ -20,3 +24,12 @@ def licensing_wired(settings):
         processors.append(CONTEXT_PROCESSOR)
         settings.TEMPLATES = templates
     return settings
+
+
+@pytest.fixture
+def vendor_key(monkeypatch) -> Ed25519PrivateKey:
+    """A stand-in for the vendor's signing key, trusted as if built in (the real private key exists nowhere
+    the suite can reach, so only this fixture can make a genuine license)."""
+    private_pem, public_text = generate_keypair()
+    monkeypatch.setattr(trust, "VENDOR_PUBLIC_KEYS", (public_text, *trust.VENDOR_PUBLIC_KEYS))
+    return load_private_key(private_pem)

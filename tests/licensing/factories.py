@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import factory
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.utils import timezone
 
 from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
@@ -12,17 +13,19 @@ from licensing.models import Feature, License, LicenseTier
 from licensing.services import installation_id
 from tests.factories import WorkspaceFactory
 
-# The suite's vendor keypair: tests/conftest.py points LICENSE_PUBLIC_KEY at it for every test.
-_TEST_PRIVATE_PEM, TEST_PUBLIC_KEY = generate_keypair()
+# The suite's development keypair, made per run: tests/conftest.py sets LICENSE_DEVELOPMENT_KEY to it for
+# every test. The vendor's private key is not in the repository, so no test signs a genuine license.
+_TEST_PRIVATE_PEM, TEST_DEVELOPMENT_KEY = generate_keypair()
 TEST_PRIVATE_KEY = load_private_key(_TEST_PRIVATE_PEM)
 
 
-def signed_key_for(license: License, **changes: object) -> str:
-    """The key a vendor would have issued for this row (with `changes` to the payload), for this installation."""
+def signed_key_for(license: License, *, private_key: Ed25519PrivateKey = TEST_PRIVATE_KEY, **changes: object) -> str:
+    """The key issued for this row (with `changes` to the payload), for this installation; signed by the
+    suite's development key unless another is given."""
     fields = dict(license_id=license.license_id, installation=installation_id(), workspace=license.workspace.slug,
                   tier=license.tier.slug, valid_from=license.valid_from, valid_until=license.valid_until,
                   issued_to=license.issued_to)
-    return sign_license(LicensePayload(**{**fields, **changes}), TEST_PRIVATE_KEY)
+    return sign_license(LicensePayload(**{**fields, **changes}), private_key)
 
 
 class FeatureFactory(factory.django.DjangoModelFactory):
@@ -55,7 +58,8 @@ def seeded_tier(slug: str) -> LicenseTier:
 
 
 class LicenseFactory(factory.django.DjangoModelFactory):
-    """An open-ended Writer Pro license that started an hour ago, installed from a key the suite's vendor signed."""
+    """An open-ended Writer Pro license that started an hour ago, installed from a key the suite's development
+    key signed."""
 
     class Meta:
         model = License

@@ -9,11 +9,11 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
+from licensing.keys import LicensePayload, sign_license
 from licensing.models import License
 from licensing.services import installation_id, license_save
 from tests.factories import UserFactory, WorkspaceFactory
-from tests.licensing.factories import LicenseFactory, seeded_tier
+from tests.licensing.factories import LicenseFactory, seeded_tier, signed_key_for
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +28,12 @@ ADMIN_URLS = [
 
 
 @pytest.fixture
-def signed_key(settings) -> str:
-    private_pem, public_text = generate_keypair()
-    settings.LICENSE_PUBLIC_KEY = public_text
+def signed_key(vendor_key) -> str:
     payload = LicensePayload(
         license_id=uuid.uuid4(), installation=installation_id(), workspace="acme", tier="enterprise",
         valid_from=datetime.now(UTC) - timedelta(days=1), valid_until=None, issued_to="ACME",
     )
-    return sign_license(payload, load_private_key(private_pem))
+    return sign_license(payload, vendor_key)
 
 
 @pytest.mark.parametrize("url", ADMIN_URLS)
@@ -99,8 +97,9 @@ def test_adding_a_license_in_the_admin_means_installing_a_key(admin_client: Clie
     assert installation_id() in page
 
 
-def test_rows_without_a_valid_key_are_shown_granting_nothing(admin_client: Client):
+def test_rows_without_a_valid_key_are_shown_granting_nothing(admin_client: Client, vendor_key):
     signed = LicenseFactory(issued_to="signed-one")
+    License.objects.filter(pk=signed.pk).update(signed_key=signed_key_for(signed, private_key=vendor_key))
     by_hand = license_save(license=License(workspace=WorkspaceFactory(), tier=seeded_tier("enterprise"),
                                            issued_to="by-hand"))
     page = admin_client.get("/admin/licensing/license/").content.decode()

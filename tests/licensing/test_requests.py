@@ -107,7 +107,7 @@ def test_members_see_their_workspace_tier_and_expiry(licensing_wired):
     client = Client()
     client.force_login(member)
     text = " ".join(BeautifulSoup(client.get("/test/badge/").content, "html.parser").get_text().split())
-    assert text == "Enterprise · until 12 Mar 2031"
+    assert text == "Enterprise · until 12 Mar 2031 · development key: not a genuine license"
 
 
 def test_expiring_license_is_flagged_and_no_license_reads_free(licensing_wired):

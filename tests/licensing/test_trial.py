@@ -21,7 +21,7 @@ GATED = list(features.REGISTRY)
 
 def test_the_trial_opens_every_writer_pro_gate_for_its_days_then_closes(settings):
     settings.DEMO_TRIAL_DAYS = 30
-    workspace, other = WorkspaceFactory(), WorkspaceFactory()
+    workspace, other = WorkspaceFactory(builtin_demo=True), WorkspaceFactory()
     assert trial_start(workspace_id=workspace.pk)
     assert all(has_feature(workspace.pk, key) for key in GATED)
     assert not any(has_feature(other.pk, key) for key in GATED)
@@ -36,7 +36,7 @@ def test_the_trial_opens_every_writer_pro_gate_for_its_days_then_closes(settings
 
 
 def test_one_trial_per_installation_whatever_the_workspace():
-    first, second = WorkspaceFactory(), WorkspaceFactory()
+    first, second = WorkspaceFactory(builtin_demo=True), WorkspaceFactory(builtin_demo=True)
     assert trial_start(workspace_id=first.pk)
     assert not trial_start(workspace_id=second.pk)
     assert not has_feature(second.pk, features.PROVENANCE)
@@ -55,3 +55,37 @@ def test_a_fresh_install_gives_the_demo_workspace_the_trial_and_shows_it(client)
     client.force_login(admin)
     page = client.get("/documents/").content.decode()
     assert "Writer Pro trial · until" in page
+
+
+def test_the_trial_lasts_30_days_at_most_whatever_is_configured(settings):
+    settings.DEMO_TRIAL_DAYS = 100000
+    workspace = WorkspaceFactory(builtin_demo=True)
+    assert trial_start(workspace_id=workspace.pk)
+    assert workspace_tier(workspace.pk).valid_until - timezone.now() <= timedelta(days=30)
+    with time_machine.travel(timezone.now() + timedelta(days=30, minutes=1), tick=False):
+        assert not has_feature(workspace.pk, features.PROVENANCE)
+
+
+def test_an_installation_whose_trial_was_stored_longer_is_capped_when_read():
+    workspace = WorkspaceFactory(builtin_demo=True)
+    assert trial_start(workspace_id=workspace.pk)
+    Installation.objects.update(trial_ends_at=timezone.now() + timedelta(days=100000))  # made before the cap
+    assert workspace_tier(workspace.pk).valid_until - timezone.now() <= timedelta(days=30)
+
+
+def test_a_demo_workspace_made_by_hand_before_the_first_start_gets_no_trial():
+    WorkspaceFactory(slug=DEMO_SLUG, name="Production docs")
+    assert not any("trial" in line for line in demo_workspace_bootstrap())
+    demo = Workspace.objects.get(slug=DEMO_SLUG)
+    assert not demo.builtin_demo and not has_feature(demo.pk, features.PROVENANCE)
+    assert Installation.objects.get().trial_started_at is None
+
+
+@pytest.mark.parametrize("change", [{"slug": "production"}, {"builtin_demo": False}], ids=["renamed", "unmarked"])
+def test_the_trial_ends_when_the_demo_workspace_stops_being_the_demo(change):
+    list(demo_workspace_bootstrap())
+    demo = Workspace.objects.get(slug=DEMO_SLUG)
+    assert demo.builtin_demo and has_feature(demo.pk, features.PROVENANCE)
+    Workspace.objects.filter(pk=demo.pk).update(**change)
+    assert not has_feature(demo.pk, features.PROVENANCE)
+    assert workspace_tier(demo.pk) is None

@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from rag.dedup.merge import document_merge
 from rag.models import CanonicalRecord, ChunkVariant, Contradiction, Document, IndexingJob, IndexingJobItem
-from tests.factories import WorkspaceFactory
+from tests.factories import UserFactory, WorkspaceFactory
 from tests.licensing.factories import LicenseFactory
 from tests.rag.dedup_support import (
     PAYLOAD_TOO_LARGE,
@@ -192,3 +193,21 @@ def test_indexing_job_admin_lists_and_shows_items(staff_client, workspace):
     assert staff_client.get(reverse("admin:rag_indexingjob_changelist")).status_code == 200
     page = staff_client.get(reverse("admin:rag_indexingjob_change", args=[job.pk])).content.decode()
     assert "uploads/a.md" in page and "no text to index" in page
+
+
+def test_document_actions_need_change_permission(client, workspace):
+    """Staff who may only view documents see no re-index, archive or unarchive, and a forged post does nothing."""
+    (document,) = _versions(workspace, "2.0")
+    viewer = UserFactory(is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_document"))
+    client.force_login(viewer)
+    changelist = reverse("admin:rag_document_changelist")
+    page = client.get(changelist).content.decode()
+    assert 'value="archive"' not in page and 'value="reindex"' not in page and 'value="unarchive"' not in page
+    for action in ("archive", "reindex"):
+        client.post(changelist, {"action": action, "_selected_action": [document.pk]})
+    Document.objects.filter(pk=document.pk).update(archived=True)
+    client.post(changelist, {"action": "unarchive", "_selected_action": [document.pk]})
+    document.refresh_from_db()
+    assert document.archived  # the forged unarchive did nothing, as the archive before it
+    assert not IndexingJob.objects.filter(workspace=workspace, source="reindex").exists()

@@ -39,6 +39,10 @@ def test_search_in_the_current_workspace(logged_in_client, indexed):
     assert body["results"][0]["path"] == "/w/tls.md"
     assert body["results"][0]["doc_date"] == "2025-04-01T00:00:00+00:00"
     assert body["canonical_filtering"] == "unlicensed"
+    first = body["results"][0]
+    assert first["url"] == (f"http://testserver/documents/{first['document_id']}/"
+                            f"?chunk={first['chunk_id']}#chunk-{first['chunk_id']}")
+    assert logged_in_client.get(first["url"]).status_code == 200
 
 
 def test_same_options_as_the_command_line(logged_in_client, indexed):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.contrib.auth.models import Permission
+from django.core.exceptions import PermissionDenied
 from django.test import Client
 
 from rag.models import ApiToken
-from rag.tokens import api_token_create
+from rag.tokens import api_token_create, api_token_issue
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.retrieval_helpers import add_document
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
@@ -83,3 +85,36 @@ def test_staff_make_and_revoke_tokens_in_the_admin(staff_client, user, indexed):
     assert token.prefix in listing and token.key_hash not in listing
     staff_client.post("/admin/rag/apitoken/", {"action": "revoke", "_selected_action": [token.pk]})
     assert Client().get(URL, {"q": "tls"}, headers=_bearer(raw)).status_code == 401
+
+
+def _token_staff():
+    """Staff allowed to add and change tokens, but not a superuser."""
+    staff = UserFactory(is_staff=True)
+    staff.user_permissions.add(*Permission.objects.filter(codename__in=["add_apitoken", "change_apitoken",
+                                                                       "view_apitoken"]))
+    return staff
+
+
+@pytest.mark.parametrize("owner_kind", ["superuser", "other user"])
+def test_staff_cannot_mint_a_token_for_someone_else(client, owner_kind):
+    staff = _token_staff()
+    owner = UserFactory(is_staff=True, is_superuser=True) if owner_kind == "superuser" else UserFactory()
+    client.force_login(staff)
+    response = client.post("/admin/rag/apitoken/add/", {"user": owner.pk, "name": "stolen"})
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert not ApiToken.objects.exists()
+    with pytest.raises(PermissionDenied, match="or a superuser can make a token"):
+        api_token_issue(token=ApiToken(user=owner, name="stolen"), issued_by=staff)
+    assert not ApiToken.objects.exists()
+
+
+def test_staff_mint_their_own_tokens_and_superusers_anyones(client):
+    staff, someone = _token_staff(), UserFactory()
+    client.force_login(staff)
+    response = client.post("/admin/rag/apitoken/add/", {"user": staff.pk, "name": "mine"}, follow=True)
+    assert "copy it now" in response.content.decode()
+    superuser = UserFactory(is_staff=True, is_superuser=True)
+    client.force_login(superuser)
+    client.post("/admin/rag/apitoken/add/", {"user": someone.pk, "name": "for them"})
+    assert sorted(ApiToken.objects.values_list("user_id", "name")) == sorted([(staff.pk, "mine"),
+                                                                               (someone.pk, "for them")])

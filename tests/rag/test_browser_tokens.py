@@ -28,7 +28,7 @@ def reader(transactional_db, django_db_serialized_rollback):
 def test_make_use_and_revoke_a_token(browser_page, live_server, reader):
     page = browser_page
     log_in(page, live_server.url, "scripter", start="/accounts/login/")
-    page.click("a.user")  # the user name leads to the tokens page
+    page.click("a.user-tokens")  # "API tokens", beside the user name
     page.fill("#token-name", "nightly check")
     page.click("text=Create token")
     token = page.locator("#new-token").inner_text()

@@ -134,11 +134,11 @@ def test_the_reaper_resends_index_and_merge_tasks_the_broker_lost(item, workspac
 def test_ingest_without_any_worker_says_so_instead_of_waiting_forever(workspace, tmp_path, monkeypatch):
     from django.core.management import CommandError, call_command
 
-    from rag.management.commands import ingest
+    from rag.management import following
 
     (tmp_path / "guide.md").write_text("# Guide\n\nThe gateway listens on port 8443.\n")
-    monkeypatch.setattr(ingest, "NO_WORKER_GRACE_SECONDS", 0.2)
-    monkeypatch.setattr(ingest, "live_workers", lambda: [])  # whatever runs elsewhere on this machine
+    monkeypatch.setattr(following, "NO_WORKER_GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(following, "live_workers", lambda: [])  # whatever runs elsewhere on this machine
     try:
         with pytest.raises(CommandError, match="no worker is running: job .* has 1 file"):
             call_command("ingest", str(tmp_path), workspace=workspace.slug, verbosity=0)

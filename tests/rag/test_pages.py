@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from rag.jobs.run import job_item_run
-from rag.models import Document, IndexingJob, shown_path
+from rag.models import Document, DocumentFamily, IndexingJob, shown_path
 from rag.uploads import indexing_job_create
+from tests.rag.factories import DocumentFactory
 from tests.rag.samples import GUIDE_MD
 
 pytestmark = pytest.mark.django_db
@@ -54,3 +58,29 @@ def test_favicon_is_served_to_anyone(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 200 and response["Content-Type"] == "image/x-icon"
     assert b"".join(response.streaming_content)[:4] == b"\x00\x00\x01\x00"  # an ICO header
+
+
+def test_date_and_version_sources_read_as_words_on_every_page(logged_in_client, staff_user, workspace):
+    family = DocumentFamily.objects.create(workspace=workspace, name="Gateway guide")
+    for source, version_source in (("pdf_moddate", "title"), ("html_meta_date", "filename"), ("rst_date", "path")):
+        DocumentFactory(workspace=workspace, date_source=source, version_label="2.0", version_source=version_source,
+                        family=family)
+    listing = logged_in_client.get("/documents/").content.decode()
+    assert "PDF modification date" in listing and "HTML date meta tag" in listing and ":Date: field" in listing
+    staff_client = Client()
+    staff_client.force_login(staff_user)
+    admin_pages = [staff_client.get("/admin/rag/document/").content.decode(),
+                   staff_client.get(f"/admin/rag/documentfamily/{family.pk}/change/").content.decode()]
+    assert "HTML date meta tag" in admin_pages[0] and "file name" in admin_pages[0]  # the list filters
+    assert "PDF modification date" in admin_pages[1] and "folder name" in admin_pages[1]  # the members
+    for page in [listing, *admin_pages]:
+        shown = re.sub(r'(href|value|name|class|id)="[^"]*"', "", page)  # what a reader sees, not the query strings
+        for code in ("pdf_moddate", "html_meta_date", "rst_date", "filename"):
+            assert code not in shown
+
+
+def test_the_user_name_is_not_a_link_beside_admin(staff_client):
+    page = staff_client.get("/documents/").content.decode()
+    assert 'Signed in as <strong>reviewer</strong>' in page
+    assert '<a class="user-tokens" href="/account/tokens/">API tokens</a>' in page
+    assert not re.search(r"<a [^>]*>\s*reviewer\s*</a>", page)

@@ -37,7 +37,8 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def test_json_prints_one_value_with_the_contract_fields(docs):
+def test_json_prints_one_value_with_the_contract_fields(docs, settings):
+    settings.PUBLIC_URL = "https://docs.example.com"
     output = run("how long are backups kept", "--workspace", docs.slug, "--json")
     value = json.loads(output)
     assert value["canonical_filtering"] == "applied"
@@ -46,6 +47,8 @@ def test_json_prints_one_value_with_the_contract_fields(docs):
     assert first["path"] == "/d/backup-2025.md"
     assert first["doc_date"] == "2025-02-01T00:00:00+00:00"
     assert first["variant_count"] == 1
+    assert first["url"] == (f"https://docs.example.com/documents/{first['document_id']}/"
+                            f"?chunk={first['chunk_id']}#chunk-{first['chunk_id']}")
     assert all(r["path"] != "/d/backup-2024.md" for r in value["results"])
     undated = [r for r in value["results"] if r["path"] == "/d/api.md"]
     assert not undated or undated[0]["doc_date"] is None

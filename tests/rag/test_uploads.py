@@ -115,8 +115,8 @@ def test_a_zip_keeps_member_paths_and_mtimes(logged_in_client, workspace):
     archive = _zip((dated, NOTES), (stamped, OTHER), (undated, b"Undated\n\nText.\n"), ("guide/", b""),
                    ("__MACOSX/guide/._intro.txt", b"fork"), ("guide/.DS_Store", b"x"), ("guide/logo.png", b"png"))
     items = _run(_upload(logged_in_client, files=[archive]))
-    assert sorted(items) == ["uploads/bundle/guide/intro.txt", "uploads/bundle/guide/more.txt",
-                             "uploads/bundle/guide/undated.txt"]
+    assert sorted(path for path, item in items.items() if item.status != "skipped") == [
+        "uploads/bundle/guide/intro.txt", "uploads/bundle/guide/more.txt", "uploads/bundle/guide/undated.txt"]
     intro = Document.objects.get(workspace=workspace, path="uploads/bundle/guide/intro.txt")
     assert intro.doc_date == datetime(2024, 5, 6, 7, 8, 10, tzinfo=UTC) and intro.date_source == "mtime"
     assert items["uploads/bundle/guide/more.txt"].file_mtime == 1_600_000_000
@@ -192,3 +192,22 @@ def test_upload_page_offers_a_folder_and_the_script(logged_in_client, workspace)
 ])
 def test_safe_upload_path(name, safe):
     assert safe_upload_path(name) == safe
+
+
+def test_zip_members_of_unsupported_types_are_counted_and_named(logged_in_client, workspace):
+    archive = _zip(("guide/intro.txt", NOTES), ("tools/setup.exe", b"MZ"), ("data/dump.bin", b"\x00\x01"),
+                   ("guide/.DS_Store", b"x"))
+    job = _upload(logged_in_client, files=[archive])
+    items = _run(job)
+    assert items["uploads/bundle/guide/intro.txt"].status == "indexed"
+    skipped = {path: item.error for path, item in items.items() if item.status == "skipped"}
+    assert skipped == {"uploads/bundle/tools/setup.exe": "unsupported file type .exe",
+                       "uploads/bundle/data/dump.bin": "unsupported file type .bin"}  # hidden files stay out
+    page = logged_in_client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "2 skipped" in page and "tools/setup.exe" in page and "unsupported file type .bin" in page
+
+
+def test_a_zip_of_unsupported_files_only_says_so_per_file(logged_in_client, workspace):
+    items = _run(_upload(logged_in_client, files=[_zip(("setup.exe", b"MZ"), name="tools.zip")]))
+    assert {path: (item.status, item.error) for path, item in items.items()} == {
+        "uploads/tools/setup.exe": ("skipped", "unsupported file type .exe")}

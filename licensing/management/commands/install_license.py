@@ -25,9 +25,12 @@ class Command(BaseCommand):
             raise CommandError(f"license key refused: {exc}") from None
         license = result.license
         until = f"until {license.valid_until:%Y-%m-%d %H:%M} UTC" if license.valid_until else "with no end date"
+        notice = f" ({result.development_notice})" if result.development else ""
         if result.created:
-            self.stdout.write(
-                f"Installed {license.tier.name} for workspace {workspace}, {until} (license {license.license_id})."
-            )
+            self.stdout.write(f"Installed {license.tier.name} for workspace {workspace}, {until} "
+                              f"(license {license.license_id}){notice}.")
+        elif result.renewed:
+            self.stdout.write(f"Renewed license {license.license_id}: {license.tier.name} for workspace {workspace}, "
+                              f"{until}{notice}.")
         else:
-            self.stdout.write(f"License {license.license_id} was already installed; nothing changed.")
+            self.stdout.write(f"License {license.license_id} was already installed{notice}; nothing changed.")

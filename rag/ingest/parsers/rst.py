@@ -145,6 +145,8 @@ def parse_rst(stem: str, text: str) -> ParsedDocument:
     metadata: dict[str, Any] = dict(docinfo.fields)
     if reader.version_directives:
         metadata["version_directives"] = reader.version_directives
+    if reader.has_toctree:
+        metadata["toctree"] = True
     return ParsedDocument(
         title=title,
         format="rst",
@@ -164,6 +166,7 @@ class _Reader:
         self.docinfo = _Docinfo()
         # Sphinx versionadded/versionchanged/deprecated, in reading order: version evidence.
         self.version_directives: list[dict[str, str]] = []
+        self.has_toctree = False  # a page that is only a table of contents is skipped, not failed
 
     def add_heading(self, style: tuple[bool, str], heading: str) -> None:
         if style not in self.styles:
@@ -275,6 +278,8 @@ class _Reader:
             writer.verbatim("\n".join(content))
         elif name in _VERSION_DIRECTIVES and argument:
             self._version_change(name, argument, content)
+        elif name == "toctree":
+            self.has_toctree = True
         elif name not in _DROPPED_DIRECTIVES:
             if argument and _is_signature(name):
                 # "html_theme: Default: 'alabaster'; Type: str." opens the description, as one paragraph.

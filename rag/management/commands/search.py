@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rag import embeddings
@@ -97,7 +98,7 @@ class Command(BaseCommand):
             except SearchOptionError as exc:
                 raise CommandError(f"{query!r}: {exc}") from None
             if opts["json"]:
-                self.stdout.write(json.dumps({"workspace": workspace.slug, **results.to_dict()}, ensure_ascii=False))
+                self.stdout.write(json.dumps({"workspace": workspace.slug, **results.to_dict(base_url=settings.PUBLIC_URL)}, ensure_ascii=False))
             else:
                 self._print(results)
 

@@ -1,0 +1,34 @@
+"""One label per release: "3.0" and "3.0.0" are one release (packaging says so), shown and offered once.
+
+Documents keep the label their file gave (the admin shows it); what a reader sees of a release, in
+sources and in "Answer as of", is the label most of the workspace's documents of that release carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import Count
+
+from rag.lineage.labels import version_key
+from rag.models import Document
+
+
+def release_labels(*, workspace_id: int, labels: Iterable[str] | None = None) -> dict[str, str]:
+    """version_key -> the release's one label in the workspace (all releases, or those of `labels`).
+
+    The label most of its active documents carry; on a tie the longer ("3.0.0" says more than "3.0").
+    """
+    documents = Document.objects.active().filter(workspace_id=workspace_id).exclude(version_key="")
+    if labels is not None:
+        documents = documents.filter(version_key__in={key for label in labels if (key := version_key(label))})
+    counted = documents.values_list("version_key", "version_label").annotate(count=Count("pk")).order_by()
+    best: dict[str, tuple[int, int, str]] = {}
+    for key, label, count in counted:
+        best[key] = max(best.get(key, (0, 0, "")), (count, len(label), label))
+    return {key: label for key, (_count, _length, label) in best.items()}
+
+
+def release_label(label: str, releases: dict[str, str]) -> str:
+    """`label` as its release is shown ("3.0.0" -> "3.0" where "3.0" is the release's label)."""
+    return releases.get(version_key(label) or "", label) if label else label

@@ -1,0 +1,184 @@
+"""Reading a Git repository's refs, trees and blobs from its object database (dulwich), never a checkout.
+
+A local repository is read where it is; a clone URL is fetched into a bare mirror under DATA_DIR, whose
+branches and tags follow the remote's exactly (a force push moves them back, a deleted tag goes).
+Credentials come from the environment (GIT_SOURCE_USERNAME / GIT_SOURCE_PASSWORD) or git's own set-up
+(`git credential fill`: its helpers and store; ssh keys), never from the stored location, and never reach
+a log line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from django.conf import settings
+from dulwich.client import get_transport_and_path
+from dulwich.errors import NotGitRepository
+from dulwich.graph import can_fast_forward
+from dulwich.objects import Commit, Tag
+from dulwich.repo import Repo
+
+_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:owner/repo.git
+_HEADS, _TAGS = b"refs/heads/", b"refs/tags/"
+
+
+class GitSourceError(Exception):
+    """A repository that cannot be read or reached; the message is safe to show and to log."""
+
+
+@dataclass(frozen=True)
+class Refs:
+    default_branch: str  # what HEAD names; "" when it names nothing
+    branches: dict[str, str]  # name -> commit sha
+    tags: dict[str, str]  # name -> the commit it points to (annotated tags peeled)
+
+
+def is_remote(location: str) -> bool:
+    return "://" in location or bool(_SCP_LIKE.match(location))
+
+
+def location_shown(location: str) -> str:
+    """The location without any user or password it carries: what pages and logs may say."""
+    if "://" not in location:
+        return location
+    parts = urlsplit(location)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def location_check(location: str) -> None:
+    """Refuse a URL that carries a password: it would be stored in plain text."""
+    if "://" in location and urlsplit(location).password:
+        raise GitSourceError("the URL carries a password; give it through GIT_SOURCE_PASSWORD or git's "
+                             "credential helper instead, never in the source's settings")
+
+
+def repository_open(*, location: str, mirror: Path) -> Repo:
+    """The repository to read: the local one itself, or the mirror of a remote, fetched now."""
+    location_check(location)
+    if not is_remote(location):
+        try:
+            return Repo(str(Path(location).expanduser()))
+        except (NotGitRepository, FileNotFoundError, NotADirectoryError) as exc:
+            raise GitSourceError(f"no Git repository at {location} ({type(exc).__name__})") from None
+    if not (mirror / "objects").is_dir():
+        mirror.mkdir(parents=True, exist_ok=True)
+        Repo.init_bare(str(mirror))
+    repo = Repo(str(mirror))
+    _fetch(repo, location)
+    return repo
+
+
+def _fetch(repo: Repo, location: str) -> None:
+    shown = location_shown(location)
+    try:
+        username, password = credentials_for(location)
+        client, remote_path = get_transport_and_path(location, username=username, password=password)
+        result = client.fetch(remote_path, repo, determine_wants=_wants(repo))
+    except Exception as exc:  # network, protocol, authentication: the remote is unusable this time, nothing else
+        reason = str(exc).replace(location, shown)[:300] or type(exc).__name__
+        raise GitSourceError(f"cannot fetch {shown}: {reason}") from None
+    remote = {name: sha for name, sha in result.refs.items()
+              if name.startswith((_HEADS, _TAGS)) and not name.endswith(b"^{}") and sha is not None}
+    for name in [n for n in repo.refs.allkeys() if n.startswith((_HEADS, _TAGS))]:
+        if name not in remote:
+            repo.refs.remove_if_equals(name, None)  # gone upstream: gone here
+    for name, sha in remote.items():
+        repo.refs[name] = sha  # a force push included
+    head = (result.symrefs or {}).get(b"HEAD")
+    if head:
+        repo.refs.set_symbolic_ref(b"HEAD", head)
+
+
+def credentials_for(location: str) -> tuple[str | None, str | None]:
+    """HTTPS credentials: the environment's, else what git's credential set-up (helpers, the store) gives.
+
+    `git credential fill` runs without a terminal, so a missing credential is a clear failure of the
+    fetch, never a prompt; ssh URLs use ssh's own keys and agent.
+    """
+    if settings.GIT_SOURCE_USERNAME or settings.GIT_SOURCE_PASSWORD:
+        return settings.GIT_SOURCE_USERNAME or None, settings.GIT_SOURCE_PASSWORD or None
+    parts = urlsplit(location) if "://" in location else None
+    if parts is None or parts.scheme not in ("http", "https") or shutil.which("git") is None:
+        return parts.username if parts else None, None
+    asked = f"protocol={parts.scheme}\nhost={parts.netloc.rsplit('@', 1)[-1]}\n"
+    asked += f"username={parts.username}\n" if parts.username else ""
+    try:
+        answer = subprocess.run(["git", "credential", "fill"], input=asked + "\n", capture_output=True, text=True,
+                                timeout=30, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""})
+    except (OSError, subprocess.TimeoutExpired):
+        return parts.username, None
+    found = dict(line.split("=", 1) for line in answer.stdout.splitlines() if "=" in line)
+    if answer.returncode != 0 or "password" not in found:
+        return parts.username, None
+    return found.get("username") or parts.username, found["password"]
+
+
+def _wants(repo: Repo) -> Callable:
+    def determine_wants(refs: dict, depth: int | None = None, **_ignored) -> list[bytes]:
+        return [sha for name, sha in refs.items()
+                if name.startswith((_HEADS, _TAGS)) and sha is not None and sha not in repo.object_store]
+    return determine_wants
+
+
+def refs_read(repo: Repo) -> Refs:
+    branches, tags = {}, {}
+    for name in repo.refs.allkeys():
+        if name.startswith(_HEADS):
+            branches[name[len(_HEADS):].decode("utf-8", "replace")] = repo.refs[name].decode()
+        elif name.startswith(_TAGS):
+            commit = _peeled_commit(repo, repo.refs[name])
+            if commit is not None:
+                tags[name[len(_TAGS):].decode("utf-8", "replace")] = commit
+    default = ""
+    target = repo.refs.read_ref(b"HEAD") or b""
+    if target.startswith(b"ref: " + _HEADS):
+        default = target[len(b"ref: ") + len(_HEADS):].decode("utf-8", "replace")
+    return Refs(default_branch=default, branches=branches, tags=tags)
+
+
+def _peeled_commit(repo: Repo, sha: bytes) -> str | None:
+    """The commit a tag names (through annotated tags); None for a tag of a tree or blob."""
+    obj = repo[sha]
+    while isinstance(obj, Tag):
+        obj = repo[obj.object[1]]
+    return obj.id.decode() if isinstance(obj, Commit) else None
+
+
+def commit_date(repo: Repo, commit: str) -> datetime:
+    return datetime.fromtimestamp(repo[commit.encode()].commit_time, tz=UTC)
+
+
+def tree_files(repo: Repo, commit: str, *, select: Callable[[str], bool]) -> dict[str, str]:
+    """path -> blob sha of the regular files in the commit's tree that `select` takes (no symlinks, no submodules)."""
+    tree = repo[commit.encode()].tree
+    files = {}
+    for entry in repo.object_store.iter_tree_contents(tree):
+        if entry.mode is None or not stat.S_ISREG(entry.mode):
+            continue
+        path = entry.path.decode("utf-8", "replace")
+        if select(path):
+            files[path] = entry.sha.decode()
+    return files
+
+
+def blob_read(repo: Repo, blob: str) -> bytes:
+    return repo[blob.encode()].as_raw_string()
+
+
+def fast_forward(repo: Repo, old: str, new: str) -> bool:
+    """Whether `new` descends from `old` (a branch that moved on), or was rewritten (a force push)."""
+    try:
+        return can_fast_forward(repo, old.encode(), new.encode())
+    except KeyError:  # the old commit is gone from the mirror: rewritten
+        return False

@@ -1,0 +1,67 @@
+"""Reads of sources, scoped by workspace membership, and the one row shape the page, the CLI and the API share."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from rag.models import Source, Workspace
+from rag.progress import job_summary
+from rag.sources.git import location_shown
+
+
+def source_list(*, workspace: Workspace) -> QuerySet[Source]:
+    """A workspace's sources; the caller's workspace comes from membership (request.workspace)."""
+    return Source.objects.filter(workspace=workspace).select_related("last_job").order_by("name")
+
+
+def source_get(*, user, pk: int) -> Source:
+    """404 for a source outside the user's workspaces: existence is not leaked."""
+    try:
+        return Source.objects.select_related("workspace", "last_job").get(pk=pk, workspace__members=user)
+    except Source.DoesNotExist:
+        raise Http404("No such source") from None
+
+
+def source_row(source: Source) -> dict:
+    """What `source list --json` prints for one source (the page shows the same)."""
+    job = source.last_job
+    return {
+        "name": source.name,
+        "kind": source.kind,
+        "location": location_shown(source.location),
+        "branch": source.branch,
+        "tags": source.tags_pattern,
+        "include": source.include,
+        "exclude": source.exclude,
+        "every_minutes": source.every_minutes,
+        "schedule": f"every {source.every_minutes} min" if source.every_minutes else "on demand",
+        "watch": source.watch,
+        "paused": source.paused,
+        "paused_reason": source.paused_reason,
+        "last_sync_at": source.last_sync_at.isoformat() if source.last_sync_at else None,
+        "last_sync": job_summary(job=job) if job else "never synced",
+        "last_job_id": job.pk if job else None,
+        "last_job_finished": bool(job and job.finished_at),
+        "last_changes": source.last_changes,
+        "last_changes_text": changes_text(source.last_changes),
+        "last_error": source.last_error,
+        "tags_read": (source.state or {}).get("order", []),
+    }
+
+
+def changes_text(changes: dict) -> str:
+    """What a sync found besides its job's counts, in words: "tags read 1.3, 1.4; branch force-pushed: re-read"."""
+    parts = []
+    if changes.get("tags_read"):
+        parts.append("tags read " + ", ".join(changes["tags_read"]))
+    if changes.get("tags_dropped"):
+        parts.append("tags gone or moved " + ", ".join(changes["tags_dropped"]))
+    if changes.get("force_push"):
+        parts.append("branch force-pushed: re-read")
+    elif changes.get("branch_moved"):
+        parts.append("branch moved")
+    for key, words in (("renamed", "renamed"), ("relabelled", "relabelled"), ("unarchived", "back from the archive")):
+        if changes.get(key):
+            parts.append(f"{changes[key]} {words}")
+    return "; ".join(parts)

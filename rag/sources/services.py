@@ -1,0 +1,133 @@
+"""Writes on sources: add, remove, sync (one indexing job per sync), and the schedule's due list."""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from rag.models import Document, IndexingJob, Source, Workspace
+from rag.documents import documents_archive
+from rag.sources.folder import SourcePaused, folder_sync_job
+from rag.sources.git import GitSourceError, is_remote, location_check, location_shown
+from rag.sources.git_sync import git_mirror_dir, git_sync_job, source_document_prefix
+
+logger = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
+
+
+class SourceError(Exception):
+    """Bad input or a sync that could not start; the message is meant for the person who asked."""
+
+
+def source_add(
+    *, workspace: Workspace, name: str, kind: str, location: str, branch: str = "", tags_pattern: str = "",
+    include: list[str] | None = None, exclude: list[str] | None = None, every_minutes: int = 60, watch: bool = False,
+) -> Source:
+    """A new source, checked but not yet synced (the caller syncs it, or the schedule does)."""
+    if not _NAME.match(name):
+        raise SourceError(f"bad source name {name!r}: letters, digits, '-' and '_' only")
+    if Source.objects.filter(workspace=workspace, name=name).exists():
+        raise SourceError(f"workspace {workspace.slug} already has a source named {name!r}")
+    if every_minutes < 0:
+        raise SourceError("--every must be 0 (on demand only) or more minutes")
+    if kind == Source.Kind.FOLDER:
+        folder = Path(location).expanduser()
+        if not folder.is_dir():
+            raise SourceError(f"no such folder: {location}")
+        location = str(folder.resolve())
+        if branch or tags_pattern:
+            raise SourceError("--branch and --tags apply to Git sources only")
+    elif kind == Source.Kind.GIT:
+        try:
+            location_check(location)
+        except GitSourceError as exc:
+            raise SourceError(str(exc)) from None
+        if not is_remote(location):
+            location = str(Path(location).expanduser().resolve())
+        if watch:
+            raise SourceError("watching applies to folder sources only")
+    else:
+        raise SourceError(f"unknown kind {kind!r}: folder or git")
+    source = Source.objects.create(
+        workspace=workspace, name=name, kind=kind, location=location, branch=branch, tags_pattern=tags_pattern,
+        include=list(include or []), exclude=list(exclude or []), every_minutes=every_minutes, watch=watch,
+    )
+    logger.info("source added", extra={"source_id": source.pk, "kind": kind, "location": location_shown(location)})
+    return source
+
+
+def source_documents(source: Source):
+    """The documents a source brought in (found by path: the folder's, or the Git source's own prefix)."""
+    prefix = source_document_prefix(source) if source.kind == Source.Kind.GIT else source.location.rstrip("/")
+    return Document.objects.filter(workspace=source.workspace, path__startswith=prefix + "/")
+
+
+def source_remove(*, source: Source, archive_documents: bool = False) -> int:
+    """Forget the source; its documents stay searchable unless archived here. Returns how many were archived."""
+    mirror = git_mirror_dir(source) if source.kind == Source.Kind.GIT else None
+    with transaction.atomic():
+        archived = documents_archive(documents=source_documents(source)) if archive_documents else 0
+        source.delete()
+        if mirror is not None:  # a remote's copy is ours to delete; a local repository is left alone
+            transaction.on_commit(lambda: shutil.rmtree(mirror, ignore_errors=True))
+    return archived
+
+
+def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> IndexingJob:
+    """Start one sync of the source as an indexing job; SourceError says why none could start.
+
+    The source's row is locked while the job is made, so two syncs of one source never interleave;
+    a sync is not started while the previous one's job is still running.
+    """
+    failure = ""
+    with transaction.atomic():
+        source = Source.objects.select_for_update(of=("self",)).select_related("workspace", "last_job") \
+            .filter(pk=source_id).first()
+        if source is None:
+            raise SourceError(f"no source {source_id}")
+        if source.last_job is not None and source.last_job.finished_at is None:
+            raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
+        now = timezone.now()
+        try:
+            with transaction.atomic():  # a savepoint: a sync that cannot start leaves nothing half-written
+                if source.kind == Source.Kind.GIT:
+                    job, changes = git_sync_job(source=source, enqueue=enqueue, created_by=created_by)
+                else:
+                    job, changes = folder_sync_job(source=source, enqueue=enqueue, created_by=created_by)
+        except (SourcePaused, GitSourceError) as exc:
+            reason, paused = str(exc), isinstance(exc, SourcePaused)
+            Source.objects.filter(pk=source.pk).update(
+                last_sync_at=now, last_error=reason[:2000], paused_reason=reason[:500] if paused else "")
+            logger.warning("source sync not started", extra={"source_id": source.pk, "reason": reason})
+            failure = reason
+        else:
+            source.last_sync_at, source.last_job, source.last_changes = now, job, changes
+            source.last_error = source.paused_reason = ""
+            source.save(update_fields=["last_sync_at", "last_job", "last_changes", "last_error", "paused_reason"])
+    if failure:
+        raise SourceError(failure)  # outside the transaction, which keeps the reason recorded above
+    logger.info("source sync started", extra={"source_id": source.pk, "job_id": job.pk, **_flat(changes)})
+    return job
+
+
+def _flat(changes: dict) -> dict:
+    return {key: value for key, value in changes.items() if isinstance(value, (int, bool, str))}
+
+
+def sources_due(*, now=None) -> list[int]:
+    """Sources whose schedule has come round and whose last job is done (paused ones too: they check again)."""
+    now = now or timezone.now()
+    due = []
+    for source in Source.objects.filter(every_minutes__gt=0).select_related("last_job") \
+            .filter(Q(last_job__isnull=True) | Q(last_job__finished_at__isnull=False)):
+        if source.last_sync_at is None or source.last_sync_at + timedelta(minutes=source.every_minutes) <= now:
+            due.append(source.pk)
+    return due

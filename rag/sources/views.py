@@ -1,0 +1,47 @@
+"""The Sources page under Documents: list, add (staff: a source reads the server's folders), "Sync now"."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from rag.sources.forms import SourceForm
+from rag.sources.selectors import source_get, source_list, source_row
+from rag.sources.services import SourceError, source_add, source_sync
+
+
+@require_http_methods(["GET", "POST"])
+def sources(request: HttpRequest) -> HttpResponse:
+    if request.workspace is None:
+        return render(request, "rag/no_workspace.html")
+    form = SourceForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if not request.user.is_staff:
+            messages.error(request, "Only staff add sources: a source reads folders and repositories on the server.")
+            return redirect("sources")
+        if form.is_valid():
+            try:
+                source = source_add(workspace=request.workspace, **form.cleaned_data)
+            except SourceError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"Added {source.name}. Press Sync now, or wait for its schedule.")
+                return redirect("sources")
+        status = 400
+    rows = [(source, source_row(source)) for source in source_list(workspace=request.workspace)]
+    return render(request, "rag/sources.html", {"rows": rows, "form": form}, status=status)
+
+
+@require_POST
+def source_sync_now(request: HttpRequest, pk: int) -> HttpResponse:
+    source = source_get(user=request.user, pk=pk)
+    try:
+        job = source_sync(source_id=source.pk, created_by=request.user)
+    except SourceError as exc:
+        messages.error(request, f"{source.name}: {exc}")
+        return redirect("sources")
+    messages.info(request, f"Syncing {source.name}: job {job.pk}.")
+    return redirect("job-detail", pk=job.pk)

@@ -1,0 +1,85 @@
+"""The Sources page, its "Sync now", the admin action, and the schedule that beat runs."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from rag.models import IndexingJob, Source
+from rag.sources.services import source_add, sources_due
+from rag.sources.tasks import sync_due_sources
+from tests.factories import UserFactory, WorkspaceFactory
+
+
+@pytest.fixture
+def share(tmp_path):
+    folder = tmp_path / "share"
+    folder.mkdir()
+    (folder / "guide.md").write_text("# Guide\n\nThe gateway listens on port 8443.\n")
+    return folder
+
+
+def test_members_see_their_sources_and_sync_them_now(logged_in_client, workspace, share,
+                                                     django_capture_on_commit_callbacks):
+    source = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    other = source_add(workspace=WorkspaceFactory(), name="not-yours", kind="folder", location=str(share))
+    page = logged_in_client.get("/documents/sources/")
+    assert page.status_code == 200 and b"share" in page.content and b"not-yours" not in page.content
+    assert b"never synced" in page.content and b"Staff add sources" in page.content
+    assert str(share).encode() not in page.content  # where on the server: for staff
+
+    with django_capture_on_commit_callbacks(execute=False):
+        response = logged_in_client.post(f"/documents/sources/{source.pk}/sync/")
+    job = IndexingJob.objects.get(sync_source=source)
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
+    assert logged_in_client.post(f"/documents/sources/{other.pk}/sync/").status_code == 404
+
+    again = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", follow=True)
+    assert b"still syncing" in again.content  # the first job has not run: one sync at a time
+
+
+def test_only_staff_add_sources_and_bad_input_is_a_400_with_the_reason(client, workspace, share, user):
+    client.force_login(user)
+    form = {"name": "share", "kind": "folder", "location": str(share), "every_minutes": "30"}
+    client.post("/documents/sources/", form)
+    assert not Source.objects.exists()
+
+    staff = UserFactory(is_staff=True)
+    workspace.members.add(staff)
+    client.force_login(staff)
+    bad = client.post("/documents/sources/", {**form, "location": str(share / "missing")})
+    assert bad.status_code == 400 and b"no such folder" in bad.content
+    good = client.post("/documents/sources/", {**form, "exclude": "drafts/*\n*.tmp"})
+    assert good.status_code == 302
+    source = Source.objects.get()
+    assert (source.every_minutes, source.exclude) == (30, ["drafts/*", "*.tmp"])
+
+
+def test_the_schedule_syncs_what_is_due_and_beat_runs_it(workspace, share, django_capture_on_commit_callbacks,
+                                                        monkeypatch):
+    due = source_add(workspace=workspace, name="due", kind="folder", location=str(share), every_minutes=10)
+    recent = source_add(workspace=workspace, name="recent", kind="folder", location=str(share), every_minutes=10)
+    manual = source_add(workspace=workspace, name="manual", kind="folder", location=str(share), every_minutes=0)
+    now = timezone.now()
+    Source.objects.filter(pk=due.pk).update(last_sync_at=now - timedelta(minutes=11))
+    Source.objects.filter(pk=recent.pk).update(last_sync_at=now - timedelta(minutes=3))
+    assert sources_due(now=now) == [due.pk]
+    assert manual.pk not in sources_due(now=now + timedelta(days=1))
+
+    sent = []
+    monkeypatch.setattr("rag.sources.tasks.sync_source.delay", sent.append)
+    assert sync_due_sources() == [due.pk] and sent == [due.pk]
+    schedule = settings.CELERY_BEAT_SCHEDULE["sync-due-sources"]
+    assert schedule["task"] == sync_due_sources.name == "rag.sources.tasks.sync_due_sources"
+
+
+def test_admin_lists_sources_and_syncs_them(staff_client, workspace, share, django_capture_on_commit_callbacks):
+    source = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    assert b"never synced" in staff_client.get("/admin/rag/source/").content
+    with django_capture_on_commit_callbacks(execute=False):
+        staff_client.post("/admin/rag/source/", {"action": "sync_now", "_selected_action": [source.pk]})
+    assert IndexingJob.objects.filter(sync_source=source).count() == 1
+    assert staff_client.get(f"/admin/rag/source/{source.pk}/change/").status_code == 200
