@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval eval-real eval-git install clean-data
+.PHONY: run test bench eval eval-real eval-scale eval-git install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -42,6 +42,25 @@ eval-real: $(STAMP)
 	DATA_DIR=$${EVAL_REAL_DATA_DIR:-var/eval-real} $(PY) manage.py eval_answers --corpus $(REAL_CORPUS)/corpus \
 		--ground-truth $(REAL_CORPUS)/ground_truth.json --releases $(REAL_CORPUS)/files.json --workspace eval-real \
 		--title "Sphinx documentation 5.3 / 6.2 / 7.4 / 8.1"
+
+# Four Django, three Celery and three Flask releases' docs (3,111 files) from PyPI sdists, flattened with no
+# release in names or metadata (demo/scale/build_corpus.py; cached in var/scale-corpus), with two frozen
+# question sets: held-out (issue 22) and older-release (issue 29). Its own DATA_DIR and workspace; the first
+# run indexes every file (hours on a busy machine), later runs skip unchanged files.
+SCALE_CORPUS := var/scale-corpus
+SCALE_TITLE := Django 2.2-5.1, Celery 5.2-5.4, Flask 2.0-3.0 documentation
+SCALE_EVAL = DATA_DIR=$${EVAL_SCALE_DATA_DIR:-var/eval-scale} $(PY) manage.py
+SCALE_ARGS = --corpus $(SCALE_CORPUS)/corpus --releases $(SCALE_CORPUS)/files.json --workspace eval-scale
+eval-scale: $(STAMP)
+	$(PY) demo/scale/build_corpus.py --out $(SCALE_CORPUS)
+	$(SCALE_EVAL) eval_demo $(SCALE_ARGS) --ground-truth $(SCALE_CORPUS)/heldout/ground_truth.json \
+		--title "$(SCALE_TITLE): held-out questions"
+	$(SCALE_EVAL) eval_answers $(SCALE_ARGS) --ground-truth $(SCALE_CORPUS)/heldout/ground_truth.json \
+		--off-topic $(SCALE_CORPUS)/heldout/off_topic.json --title "$(SCALE_TITLE): held-out questions"
+	$(SCALE_EVAL) eval_demo $(SCALE_ARGS) --ground-truth $(SCALE_CORPUS)/older/ground_truth.json \
+		--title "$(SCALE_TITLE): older-release questions"
+	$(SCALE_EVAL) eval_answers $(SCALE_ARGS) --ground-truth $(SCALE_CORPUS)/older/ground_truth.json \
+		--off-topic $(SCALE_CORPUS)/heldout/off_topic.json --title "$(SCALE_TITLE): older-release questions"
 
 # Five Sphinx releases' docs committed and tagged in a Git repository, synced as a Git source: chunks
 # encoded against distinct texts, and version questions (benchmarks/git_version_questions.json).

@@ -46,8 +46,10 @@ import re
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable, Sequence
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import NoReturn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -66,22 +68,26 @@ class CorpusError(Exception):
     """Something the corpus or its ground truth gets wrong; the message says what."""
 
 
-def sdist_fetch(*, release: str, cache: Path, version: str = "") -> Path:
-    """The release's sdist, downloaded once; `version` names a release outside RELEASES (benchmarks use more)."""
+def sdist_download(*, project: str, release: str, cache: Path) -> Path:
+    """A project release's sdist in `cache`, downloaded once (the large corpus' builder uses it too)."""
     cache.mkdir(parents=True, exist_ok=True)
-    version = version or RELEASES[release]
-    pattern = f"{PROJECT}-{version}.tar.gz"
+    pattern = f"{project}-{release}.tar.gz"
     found = [path for path in cache.iterdir() if path.name.lower() == pattern]
     if not found:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             f"{PROJECT}=={version}", "-d", str(cache)],
+             f"{project}=={release}", "-d", str(cache)],
             check=True,
         )
         found = [path for path in cache.iterdir() if path.name.lower() == pattern]
     if not found:
         raise CorpusError(f"pip download left no {pattern} in {cache}")
     return found[0]
+
+
+def sdist_fetch(*, release: str, cache: Path, version: str = "") -> Path:
+    """The release's sdist, downloaded once; `version` names a release outside RELEASES (benchmarks use more)."""
+    return sdist_download(project=PROJECT, release=version or RELEASES[release], cache=cache)
 
 
 def flat_name(release: str, path: str) -> str:
@@ -141,9 +147,16 @@ def _states(text: str, patterns: list[str]) -> bool:
     )
 
 
-def ground_truth_check(questions: list[dict], texts: dict[tuple[str, str], str]) -> list[str]:
-    """Every problem found: a pattern that matches nothing, or matches a release it should not."""
+def ground_truth_check(
+    questions: list[dict], texts: dict[tuple[str, str], str], *, releases: Sequence[str] = tuple(RELEASES),
+) -> list[str]:
+    """Every problem found: a pattern that matches nothing, or matches a release it should not.
+
+    `texts` maps (release, path) to the normalised text; `releases` lists the releases oldest first
+    (the large corpus' builder passes its own).
+    """
     problems: list[str] = []
+    order = list(releases)
 
     def text_of(entry: dict, where: str) -> str | None:
         key = (entry.get("version", ""), entry.get("path", ""))
@@ -184,10 +197,10 @@ def ground_truth_check(questions: list[dict], texts: dict[tuple[str, str], str])
         seen.add(qid)
         if kind == "change":
             sides = question.get("sides", [])
-            if len(sides) != 2 or sides[0].get("version") not in RELEASES or sides[1].get("version") not in RELEASES:
+            if len(sides) != 2 or sides[0].get("version") not in order or sides[1].get("version") not in order:
                 problems.append(f"{qid}: a change question needs two sides of known releases")
                 continue
-            if list(RELEASES).index(sides[0]["version"]) >= list(RELEASES).index(sides[1]["version"]):
+            if order.index(sides[0]["version"]) >= order.index(sides[1]["version"]):
                 problems.append(f"{qid}: sides must go from the older release to the newer")
             for index, side in enumerate(sides):
                 must_state(side, f"{qid} sides[{index}]")
@@ -203,14 +216,30 @@ def ground_truth_check(questions: list[dict], texts: dict[tuple[str, str], str])
             where = f"{qid} {'outdated' if kind == 'current' else 'other_versions'}[{index}]"
             if other.get("version") == answer["version"]:
                 problems.append(f"{where}: same release as the answer")
-            if kind == "current" and other.get("version") in RELEASES and answer["version"] in RELEASES and (
-                list(RELEASES).index(other["version"]) >= list(RELEASES).index(answer["version"])
+            if kind == "current" and other.get("version") in order and answer["version"] in order and (
+                order.index(other["version"]) >= order.index(answer["version"])
             ):
                 problems.append(f"{where}: an outdated entry must be older than the answer")
             must_state(other, where)
             must_not_state(answer, other, where)
             must_not_state(other, answer, f"{where} (reversed)")
     return problems
+
+
+def script_exit(main: Callable[[], int]) -> NoReturn:
+    """Run a builder's main: its status, or the CorpusError's message without a traceback."""
+    try:
+        sys.exit(main())
+    except CorpusError as exc:
+        sys.exit(f"error: {exc}")
+
+
+def problems_report(problems: list[str], *, where: str) -> int:
+    """Print what the check found, one line each; the exit status of a failed build."""
+    print(f"FAILED: {len(problems)} problem(s) in {where}", file=sys.stderr)
+    for problem in problems:
+        print(f"  - {problem}", file=sys.stderr)
+    return 1
 
 
 def ground_truth_resolve(questions: list[dict]) -> list[dict]:
@@ -253,10 +282,7 @@ def main() -> int:
     kinds = {kind: sum(q.get("kind", "current") == kind for q in questions) for kind in KINDS}
     print(f"questions: {len(questions)} {kinds}")
     if problems:
-        print(f"FAILED: {len(problems)} problem(s) in {args.ground_truth}", file=sys.stderr)
-        for problem in problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 1
+        return problems_report(problems, where=str(args.ground_truth))
     (out / "ground_truth.json").write_text(json.dumps(ground_truth_resolve(questions), indent=2) + "\n")
     (out / "files.json").write_text(json.dumps(listing, indent=2) + "\n")
     print(f"OK: every pattern found in its release and in none it should not be; wrote {out / 'ground_truth.json'}")
@@ -264,7 +290,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CorpusError as exc:
-        sys.exit(f"error: {exc}")
+    script_exit(main)
