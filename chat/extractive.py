@@ -262,11 +262,14 @@ def _date_key(value) -> float:
 
 
 def _other_versions(result: Any) -> list[_OtherVersion]:
-    """Pending contradictions of the chunk, else record members whose text differs."""
+    """Older versions of the passage (its family's chunks it supersedes) and pending contradictions of the chunk,
+    else record members whose text differs."""
     pairs = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
         Q(chunk_a_id=result.chunk_id) | Q(chunk_b_id=result.chunk_id)
     ).values_list("chunk_a_id", "chunk_b_id")
     partner_ids = {a if b == result.chunk_id else b for a, b in pairs}
+    # A change between versions is not a contradiction: lineage records it as supersession.
+    partner_ids |= set(Chunk.objects.filter(superseded_by_id=result.chunk_id).values_list("pk", flat=True))
     chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
     if not chunks and getattr(result, "canonical_record_id", None):
         chunks = [
@@ -325,7 +328,8 @@ def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]
             continue
         versions = [unit, *(c for c in candidates if c.key not in settled and _restates_differently(unit, c))]
         # Versions of this passage the search did not surface: contradictions and record variants.
-        if getattr(unit.result, "has_contradictions", False) or getattr(unit.result, "variant_count", 0):
+        if getattr(unit.result, "has_contradictions", False) or getattr(unit.result, "variant_count", 0) \
+                or getattr(unit.result, "family_id", None):
             for other in _other_versions(unit.result):
                 quoted = _best_unit(question, other)
                 if quoted is not None and quoted.key not in settled:

@@ -161,6 +161,8 @@ def document_lineage_update(*, document_id: int, neighbour_pairs: list[tuple[int
     _relations_store(workspace_id, document_id, evidence)
     related = {pk for relation in _stored_relations([document_id], within=False)
                for pk in (relation.a, relation.b)} - {document_id}
+    if not related and me.family_id is None:
+        return set()  # a document of its own: nothing to regroup
     neighbourhood = Document.objects.filter(workspace_id=workspace_id).filter(
         Q(pk__in=related | {document_id}) | Q(family__members__pk__in=related | {document_id})).distinct()
     members = load_members(neighbourhood)
