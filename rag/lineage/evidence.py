@@ -18,7 +18,7 @@ evidence does not depend on the order documents arrive in. What counts (`relatio
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -56,6 +56,9 @@ class Member:
     family_position: int | None
     title_key_stored: str = ""
     path_key_stored: str = ""
+    is_latest_version: bool = True
+    copy_of_id: int | None = None
+    lineage_note: str = ""
 
     @cached_property
     def title_key(self) -> str:
@@ -83,7 +86,8 @@ class Member:
 
 
 MEMBER_FIELDS = ("id", "title", "path", "version_label", "version_key", "version_source", "doc_date",
-                 "date_source", "indexed_at", "chunk_count", "family_id", "family_position", "title_key", "path_key")
+                 "date_source", "indexed_at", "chunk_count", "family_id", "family_position", "title_key", "path_key",
+                 "is_latest_version", "copy_of_id", "lineage_note")
 
 
 def load_members(queryset) -> dict[int, Member]:
@@ -119,34 +123,84 @@ class Vectors:
     hashes: frozenset[str]
 
 
+class _VectorStore:
+    """Documents' chunk vectors kept in this process between merges, least recently used out first: a family's
+    members are compared again and again as its versions arrive, and reading vectors is most of lineage's cost.
+    A document is read again when its chunk ids changed (re-indexed)."""
+
+    def __init__(self, max_chunks: int) -> None:
+        self.max_chunks = max_chunks
+        self.documents: OrderedDict[int, Vectors] = OrderedDict()
+        self.heading_ids: dict[str, int] = {"": 0}
+        self.chunks = 0
+
+    def get(self, document_id: int, chunk_ids: list[int]) -> Vectors | None:
+        found = self.documents.get(document_id)
+        if found is None or found.ids != chunk_ids:
+            return None
+        self.documents.move_to_end(document_id)
+        return found
+
+    def put(self, document_id: int, vectors: Vectors) -> None:
+        old = self.documents.pop(document_id, None)
+        self.chunks += len(vectors.ids) - (len(old.ids) if old else 0)
+        self.documents[document_id] = vectors
+        while self.chunks > self.max_chunks and len(self.documents) > 1:
+            _, dropped = self.documents.popitem(last=False)
+            self.chunks -= len(dropped.ids)
+        if len(self.heading_ids) > 4 * self.max_chunks:  # headings of documents long gone: start afresh
+            self.documents.clear()
+            self.heading_ids = {"": 0}
+            self.chunks = 0
+
+    def heading_id(self, heading_path: str) -> int:
+        return self.heading_ids.setdefault(heading_key(heading_path), len(self.heading_ids))
+
+
+_STORE = _VectorStore(max_chunks=settings.LINEAGE_VECTOR_CACHE_CHUNKS)
+
+
 class VectorCache:
-    """Chunk vectors of the documents lineage compares, loaded in one query per batch."""
+    """Chunk vectors of the documents lineage compares: from this process's store when their chunks are the same,
+    else read in one query per batch."""
 
     def __init__(self) -> None:
         self._by_document: dict[int, Vectors] = {}
-        self._heading_ids: dict[str, int] = {"": 0}
 
     def load(self, document_ids: Iterable[int]) -> None:
         missing = sorted({pk for pk in document_ids if pk not in self._by_document})
         if not missing:
             return
-        grouped: dict[int, list[tuple]] = defaultdict(list)
+        table = Chunk._meta.db_table
         with connection.cursor() as cursor:
+            cursor.execute(f"SELECT document_id, array_agg(id ORDER BY chunk_index) FROM {table} "
+                           "WHERE document_id = ANY(%s) GROUP BY document_id", [missing])
+            current = {pk: list(ids) for pk, ids in cursor.fetchall()}
+            unread = []
+            for pk in missing:
+                stored = _STORE.get(pk, current.get(pk, []))
+                if stored is not None:
+                    self._by_document[pk] = stored
+                else:
+                    unread.append(pk)
+            if not unread:
+                return
             # As real[]: psycopg's C loader reads it, where a vector would be parsed from text in Python.
-            cursor.execute(
-                f"SELECT document_id, id, embedding::real[], heading_path, text_hash FROM {Chunk._meta.db_table} "
-                "WHERE document_id = ANY(%s) ORDER BY document_id, chunk_index", [missing])
+            cursor.execute(f"SELECT document_id, id, embedding::real[], heading_path, text_hash FROM {table} "
+                           "WHERE document_id = ANY(%s) ORDER BY document_id, chunk_index", [unread])
+            grouped: dict[int, list[tuple]] = defaultdict(list)
             for row in cursor.fetchall():
                 grouped[row[0]].append(row[1:])
-        for pk in missing:
+        for pk in unread:
             rows = grouped.get(pk, [])
             matrix = np.array([row[1] for row in rows], dtype=np.float32).reshape(len(rows), -1)
             if len(rows):
                 matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
-            headings = [self._heading_ids.setdefault(heading_key(row[2]), len(self._heading_ids)) for row in rows]
-            self._by_document[pk] = Vectors(ids=[row[0] for row in rows], matrix=matrix,
-                                            headings=np.array(headings, dtype=np.int64),
-                                            hashes=frozenset(row[3] for row in rows))
+            vectors = Vectors(ids=[row[0] for row in rows], matrix=matrix,
+                              headings=np.array([_STORE.heading_id(row[2]) for row in rows], dtype=np.int64),
+                              hashes=frozenset(row[3] for row in rows))
+            _STORE.put(pk, vectors)
+            self._by_document[pk] = vectors
 
     def __getitem__(self, document_id: int) -> Vectors:
         self.load([document_id])

@@ -55,12 +55,33 @@ class LineageEvidence:
 # --- candidates and evidence (read-only) -------------------------------------------------------------
 
 
-def _content_candidates(document_id: int, neighbour_pairs: Iterable[tuple[int, int, float]]) -> set[int]:
-    """Documents sharing at least one chunk above the counterpart threshold with this one."""
+def _content_candidates(document_id: int, chunk_count: int,
+                        neighbour_pairs: Iterable[tuple[int, int, float]]) -> set[int]:
+    """Documents whose chunks answer enough of this one's above the counterpart threshold to be a version of it.
+
+    A content relation needs half of either side's chunks matched and comparable sizes: a document of another
+    size, or one that a quarter of the smaller side's chunks do not reach, cannot be one (a shared title is found
+    by its key instead), so its vectors are never read. The neighbour search is a top-k per chunk, so the count
+    is a lower bound, hence the margin.
+    """
     threshold = settings.FAMILY_COUNTERPART_THRESHOLD
-    chunk_ids = {chunk for a, b, score in neighbour_pairs if score >= threshold for chunk in (a, b)}
-    documents = set(Chunk.objects.filter(pk__in=chunk_ids).values_list("document_id", flat=True))
-    return documents - {document_id}
+    near = [(a, b) for a, b, score in neighbour_pairs if score >= threshold]
+    documents = dict(Chunk.objects.filter(pk__in={c for pair in near for c in pair}).values_list("pk", "document_id"))
+    matched: dict[int, set[int]] = defaultdict(set)  # other document -> this one's chunks that reach it
+    for a, b in near:
+        if a in documents and b in documents:
+            mine, theirs = (a, b) if documents[a] == document_id else (b, a)
+            if documents[mine] == document_id and documents[theirs] != document_id:
+                matched[documents[theirs]].add(mine)
+    sizes = dict(Document.objects.filter(pk__in=matched).values_list("pk", "chunk_count"))
+    own = max(chunk_count, 1)
+    candidates = set()
+    for pk, chunks in matched.items():
+        other = max(sizes.get(pk, 0), 1)
+        comparable = min(own, other) / max(own, other) >= settings.FAMILY_MIN_SIZE_RATIO
+        if comparable and len(chunks) >= max(1, min(own, other) // 4):
+            candidates.add(pk)
+    return candidates
 
 
 def _named_candidates(me: Member, workspace_id: int) -> set[int]:
@@ -108,7 +129,8 @@ def document_lineage_evidence(*, document_id: int, neighbour_pairs: list[tuple[i
     me = load_members(Document.objects.filter(pk=document_id)).get(document_id)
     if document is None or me is None:
         return LineageEvidence(document_id, active=False)
-    candidates = _content_candidates(document_id, neighbour_pairs) | _named_candidates(me, document["workspace_id"])
+    candidates = _content_candidates(document_id, me.chunk_count, neighbour_pairs)
+    candidates |= _named_candidates(me, document["workspace_id"])
     candidates |= {pk for relation in _stored_relations([document_id], within=False)
                    for pk in (relation.a, relation.b)} - {document_id}  # re-checked: the content may have changed
     others = load_members(Document.objects.filter(pk__in=candidates, workspace_id=document["workspace_id"]))
@@ -316,7 +338,9 @@ def family_refresh(*, family_id: int, vectors: VectorCache | None = None) -> Non
     latest = {pk for pk in members if not any(position[other] > position[root[pk]] for other in related[root[pk]])}
     notes = _order_notes(members, order)
     updates = [Document(pk=pk, family_position=position[pk], is_latest_version=pk in latest,
-                        copy_of_id=copies.get(pk), lineage_note=notes.get(pk, "")) for pk in members]
+                        copy_of_id=copies.get(pk), lineage_note=notes.get(pk, "")) for pk, m in members.items()
+               if (m.family_position, m.is_latest_version, m.copy_of_id, m.lineage_note)
+               != (position[pk], pk in latest, copies.get(pk), notes.get(pk, ""))]  # only what changed
     Document.objects.bulk_update(updates, ["family_position", "is_latest_version", "copy_of", "lineage_note"])
     if not family.edited_by_hand:
         name = _family_name(members[order[-1]])
