@@ -42,8 +42,9 @@ def _prepare() -> list[tuple[str, int]]:
     from chat.models import Conversation
     from rag.bootstrap import demo_corpus_prepare
     from rag.dedup.merge import workspace_merge
+    from rag.jobs.run import job_item_run
     from rag.models import Workspace
-    from rag.services import indexing_job_create, job_item_run
+    from rag.uploads import indexing_job_create
 
     workspace, _ = Workspace.objects.get_or_create(slug="bench-chat", defaults={"name": "Bench chat"})
     started = time.perf_counter()

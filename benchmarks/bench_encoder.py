@@ -145,7 +145,7 @@ def run_variant(variant: str, count: int, batch_size: int, rounds: int, vectors_
     if options.get("onnx"):
         # The export is cached under DATA_DIR/models (var/bench): built once, then only loaded.
         os.environ.setdefault("DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "bench"))
-        from rag.onnx_encoder import OnnxEncoder
+        from rag.embeddings.onnx_runtime import OnnxEncoder
 
         encoder = OnnxEncoder(batch_size=batch_size, quantized=options.get("quantized", False))
     else:

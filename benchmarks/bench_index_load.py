@@ -62,7 +62,7 @@ def vectors_of(texts: list[str]) -> list[list[float]]:
 def store(workspace, texts: list[str], vectors: list[list[float]], *, copy: bool) -> None:
     from django.db import connection, transaction
 
-    from rag.ingest.pipeline import text_hash
+    from rag.embeddings.cache import text_hash
     from django.utils import timezone
 
     from rag.models import Chunk, Document

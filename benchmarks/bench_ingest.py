@@ -93,8 +93,9 @@ def instrument_worker(**_signal) -> None:
 
     Wrappers only, around the functions the tasks call; the pipeline itself is untouched.
     """
-    from rag import embeddings, services
+    from rag import embeddings
     from rag.dedup import merge as dedup
+    from rag.jobs import merging, tasks
 
     client = _redis()
 
@@ -112,12 +113,12 @@ def instrument_worker(**_signal) -> None:
 
         setattr(owner, attribute, wrapper)
 
-    from rag.onnx_encoder import OnnxEncoder
+    from rag.embeddings.onnx_runtime import OnnxEncoder
 
     timed(embeddings.SentenceTransformerEncoder, "encode", "encode", counted=True)
     timed(OnnxEncoder, "encode", "encode", counted=True)
-    timed(services, "job_item_run", "index")  # tasks import it at call time, so they get the wrapper
-    timed(dedup, "document_merge", "merge")
+    timed(tasks, "job_item_run", "index")  # the name the index task calls
+    timed(merging, "document_merge", "merge")  # the name the merge task's service calls
     timed(dedup, "document_lineage_update", "lineage")  # inside the merge; merge.py calls it by this name
 
 
@@ -317,7 +318,7 @@ def job_totals(job) -> dict:
 def run_job(*, workspace_slug: str, folder: Path, fresh: bool) -> dict:
     """Queue the folder to the workers and wait until every item finished; timings from the rows."""
     from rag.models import IndexingJob, Workspace
-    from rag.services import indexing_job_create
+    from rag.uploads import indexing_job_create
 
     workspace = fresh_workspace(workspace_slug) if fresh else Workspace.objects.get(slug=workspace_slug)
     client = _redis()
@@ -357,11 +358,13 @@ def bulk_run(folder: Path) -> dict:
     """The pipeline with the tiny encoder, in this process, timed step by step."""
     from django.db.models import Sum
 
-    from rag import embeddings, hooks
+    from rag import embeddings
     from rag.dedup import merge as dedup
     from rag.ingest import pipeline
+    from rag.jobs import run
+    from rag.jobs.run import job_item_run
     from rag.models import Chunk, EmbeddingCache, IndexingJob
-    from rag.services import indexing_job_create, job_item_run
+    from rag.uploads import indexing_job_create
 
     workspace = fresh_workspace("bench-ingest-bulk")
     encoder = TinyEncoder()
@@ -369,11 +372,11 @@ def bulk_run(folder: Path) -> dict:
     timer = StepTimer()
     leaves = {"parse_document": "parse", "resolve_doc_date": "date", "chunk_document": "chunk",
               "doc_type_rules": "doc type rules (query)", "classify_doc_type": "doc type (keyword regexes)"}
-    for attribute, label in [*leaves.items(), ("embed_with_cache", "embed_with_cache"),
-                             ("document_index", "document_index")]:
+    for attribute, label in [*leaves.items(), ("embed_with_cache", "embed_with_cache")]:
         timer.wrap(pipeline, attribute, label)
+    timer.wrap(run, "document_index", "document_index")  # the name job_item_run calls
     timer.wrap(dedup, "chunks_detach", "chunks_detach")
-    timer.wrap(hooks, "after_document_indexed", "merge enqueue (hook)")
+    timer.wrap(run, "merge_after_commit", "merge enqueue (hook)")
     timer.wrap(Chunk.objects, "bulk_create", "chunk rows insert (HNSW, GIN)")
     timer.wrap(EmbeddingCache.objects, "bulk_create", "cache rows insert")
     load = os.getloadavg()[0]

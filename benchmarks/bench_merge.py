@@ -51,7 +51,7 @@ def build_workspace(size: int):
     from django.db import connection, transaction
 
     from rag.embeddings import HashingEncoder
-    from rag.ingest.pipeline import text_hash
+    from rag.embeddings.cache import text_hash
     from rag.models import Chunk, Document, Workspace
     from tests.rag.synthetic_corpus import generate
 
@@ -185,7 +185,7 @@ def shared_chunk_case(documents: int) -> int:
 
     from rag.dedup.merge import chunks_detach, document_merge
     from rag.embeddings import HashingEncoder
-    from rag.ingest.pipeline import text_hash
+    from rag.embeddings.cache import text_hash
     from rag.models import CanonicalRecord, Chunk, Document, Workspace
 
     Workspace.objects.filter(slug=f"{PREFIX}-shared").delete()

@@ -28,9 +28,9 @@ DATA_DIR = Path(os.environ.get("BENCH_FAULT_DATA_DIR", ROOT / "var" / "bench" / 
 def one_way(preload: bool, folder: Path, rng: random.Random) -> dict:
     from django.conf import settings
 
-    from tests.faults import PoolWorker, wait_job
     from rag.models import EmbeddingCache, IndexingJob, Workspace
-    from rag.services import indexing_job_create
+    from rag.uploads import indexing_job_create
+    from tests.faults import PoolWorker, wait_job
 
     worker = PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL, data_dir=DATA_DIR,
                         encoder="minilm", extra_env={"WORKER_PRELOAD_ENCODER": str(preload).lower()})

@@ -31,9 +31,9 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
+from evaluation.inputs import release_of  # noqa: E402
+from evaluation.retrieval import Config, evaluate, eval_license_set, release_paths_widen  # noqa: E402
 from rag import embeddings  # noqa: E402
-from rag.evaluation import Config, evaluate, eval_license_set, release_paths_widen  # noqa: E402
-from rag.management.evaluation_inputs import release_of  # noqa: E402
 from rag.models import Workspace  # noqa: E402
 
 CORPORA = {

@@ -40,7 +40,7 @@ REAPER_SECONDS = 5
 
 def start_run(slug: str, folder: Path):
     from rag.models import EmbeddingCache, IndexingJob, Workspace
-    from rag.services import indexing_job_create
+    from rag.uploads import indexing_job_create
 
     EmbeddingCache.objects.all().delete()
     Workspace.objects.filter(slug=slug).delete()

@@ -33,9 +33,9 @@ def main() -> int:
     django_setup(encoder="hashing")
     from django.conf import settings
 
+    from rag.jobs.tasks import index_document
     from rag.models import IndexingJob, IndexingJobItem, Workspace
-    from rag.services import indexing_job_create
-    from rag.tasks import index_document
+    from rag.uploads import indexing_job_create
     from tests.faults import PoolWorker, wait_job, write_corpus
     from tests.rag.fault_app import TIME_LIMITS
 

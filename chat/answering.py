@@ -17,7 +17,9 @@ from django.conf import settings
 
 from chat.citations import MARKER, citation_compliance, citation_for
 from chat.extractive import Extract, compose_change, compose_extractive, question_vector
+from chat.llm import LLMError, stream_chat
 from chat.prompts import llm_messages
+from rag.retrieval import search_for_chat
 
 __all__ = ["Answer", "answer", "answer_stream", "citation_for", "compose_extractive", "llm_citations", "llm_messages"]
 
@@ -80,8 +82,6 @@ class Timer:
 
 def _search(question: str, *, workspace, options: dict) -> tuple[list[Any], dict[str, Any]]:
     """Run retrieval with a conversation's options; returns results and what was used."""
-    from rag.retrieval import search_for_chat
-
     # Provenance is always fetched (where licensed); the option only decides whether it starts expanded.
     results, used = search_for_chat(question, workspace=workspace, options={**options, "provenance": True},
                                     top_k=settings.ANSWER_TOP_K, query_embedding=question_vector(question))
@@ -122,8 +122,6 @@ def answer(question: str, *, workspace, options: dict) -> Answer:
     timer.lap("search_ms")
     notice = ""
     if llm_configured() and results:
-        from chat.llm import LLMError, stream_chat
-
         try:
             reply = "".join(stream_chat(llm_messages(question, results)))
             timer.lap("llm_ms")
@@ -141,8 +139,6 @@ def answer_stream(question: str, *, workspace, options: dict) -> Iterator[str | 
     if not results or not llm_configured():
         yield _extractive(question, results, used, timer)
         return
-    from chat.llm import LLMError, stream_chat
-
     pieces: list[str] = []
     try:
         for piece in stream_chat(llm_messages(question, results)):

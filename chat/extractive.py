@@ -25,7 +25,7 @@ from django.db.models import Q
 from chat.citations import citation_for
 from rag import embeddings
 from rag.dedup.facts import fact_differences
-from rag.ingest.pipeline import embed_with_cache
+from rag.embeddings.cache import embed_with_cache
 from rag.models import Chunk, ChunkVariant, Contradiction
 from rag.sentences import SentenceSpan, sentence_spans
 

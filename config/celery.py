@@ -20,6 +20,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("docent")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The indexing tasks live in rag/jobs/tasks.py, not in an app's tasks.py: loaded, like those, when the app is.
+app.autodiscover_tasks(["rag.jobs"])
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +153,7 @@ def _preload_encoder(**kwargs) -> None:
     global _pool_process_threads
     from django.conf import settings
 
+    # import here: this module loads with the settings, before Django's apps; the worker's signals come after.
     from rag.embeddings import warm_up
 
     if not settings.WORKER_PRELOAD_ENCODER:
@@ -190,6 +193,7 @@ def _fresh_connections(**kwargs) -> None:
         sys.modules["torch"].set_num_threads(_pool_process_threads)
     # Inherited from the parent when it preloaded; loaded here otherwise. Either way one encode
     # before the first task, so that the first document does not pay for it.
+    # import here: this module loads with the settings, before Django's apps (see _preload_encoder).
     from rag.embeddings import warm_up
 
     try:

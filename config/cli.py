@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 
-from config.services import ROLE_ENV, START_ENV
+from config.services import ROLE_ENV, START_ENV, embedded_release
 
 # Commands that run without Docent's tables (or create them).
 SCHEMA_FREE_COMMANDS = {
@@ -58,8 +58,6 @@ def _release() -> None:
     if not (settings.EMBEDDED_DATABASE or settings.EMBEDDED_REDIS) or os.environ.get(START_ENV) == "false":
         return
     from django.db import connections
-
-    from config.services import embedded_release
 
     connections.close_all()
     embedded_release(settings.DATA_DIR, database=settings.EMBEDDED_DATABASE, redis_server=settings.EMBEDDED_REDIS)

@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from config.services import ROLE_ENV
+from config.cli import schema_ensure
+from config.services import ROLE_ENV, STATES, owner_claim, stop_embedded
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,8 +105,6 @@ def metrics_dir_prepare(data_dir: Path) -> Path:
 
 
 def _services_say() -> None:
-    from config.services import STATES
-
     for key, external in (("database", "DATABASE_URL"), ("redis", "REDIS_URL")):
         state = STATES.get(key)
         if state is None:
@@ -126,9 +125,6 @@ def _prepare() -> list[str]:
     from django.core.management import call_command
     from django.db import OperationalError, connection
 
-    from config.cli import schema_ensure
-    from config.services import owner_claim
-
     owner_claim(settings.DATA_DIR, "launcher")  # `make run` stops them, whoever started them
     _services_say()
     try:
@@ -144,6 +140,7 @@ def _prepare() -> list[str]:
         call_command("migrate", interactive=False, verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)
     lines = [_ensure_admin()]
+    # import here: rag's modules need Django's apps, loaded by django.setup() above.
     from rag.bootstrap import demo_workspace_bootstrap
 
     lines.extend(demo_workspace_bootstrap())
@@ -190,8 +187,9 @@ class JobReporter:
     def lines(self) -> list[str]:
         from django.db import DatabaseError, connections
 
+        # import here: the launcher imports this module before django.setup(); rag needs the apps loaded.
         from rag.models import IndexingJob
-        from rag.services import job_summary
+        from rag.progress import job_summary  # import here: as above
 
         try:
             jobs = list(IndexingJob.objects.filter(finished_at__gte=self.since).exclude(pk__in=self.reported)
@@ -215,8 +213,6 @@ def main() -> int:
     sign_in = _prepare()
     from django.conf import settings
     from django.db import connections
-
-    from config.services import stop_embedded
 
     host = os.environ.get("DOCENT_HOST", "127.0.0.1")
     port = os.environ.get("DOCENT_PORT", "8000")

@@ -103,6 +103,7 @@ INSTALLED_APPS = [
     "licensing",
     "rag",
     "chat",
+    "evaluation",  # `make eval`'s commands; nothing in the request path imports it
 ]
 
 MIDDLEWARE = [

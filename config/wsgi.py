@@ -12,6 +12,9 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from rag.embeddings import warm_up
+from rag.sentences import sentence_spans
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
@@ -50,9 +53,6 @@ def _page_render() -> None:
 def _warm_up() -> None:
     from django.db import connections
     from django.urls import get_resolver
-
-    from rag.embeddings import warm_up
-    from rag.sentences import sentence_spans
 
     get_resolver().url_patterns  # imports every view module
     _templates_compile()

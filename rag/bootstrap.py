@@ -12,7 +12,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from licensing.services import trial_start
 from rag.models import IndexingJob, Workspace
+from rag.uploads import indexing_job_create
 
 DEMO_SLUG = "demo"
 DEMO_DIR = Path(settings.BASE_DIR) / "demo"
@@ -39,9 +41,6 @@ def demo_workspace_bootstrap() -> Iterator[str]:
     The demo workspace also gets the built-in Writer Pro trial, once per installation,
     so that a new user sees every feature on the demo before choosing a plan.
     """
-    from licensing.services import trial_start
-    from rag.services import indexing_job_create
-
     job = None
     with transaction.atomic():
         workspace, created = Workspace.objects.get_or_create(slug=DEMO_SLUG, defaults={"name": "Demo"})

@@ -8,7 +8,7 @@ from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
 from rag.models import Document
-from rag.services import IncomingFile
+from rag.uploads import IncomingFile
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -1,8 +1,14 @@
-"""Rate and time left of an indexing job, from what its finished items measured."""
+"""How far an indexing job is: counts by status, rate and time left (pages, `ingest`, `make run`'s console)."""
 
 from __future__ import annotations
 
 from datetime import datetime
+
+from django.db.models import Count, Min, Q, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from rag.models import IndexingJob, IndexingJobItem
 
 
 def format_duration(seconds: float) -> str:
@@ -30,3 +36,33 @@ def job_rates(*, finished: int, total: int, chunks: int, first_started: datetime
     eta_seconds = (total - finished) / files_per_second
     return {"elapsed_seconds": elapsed, "files_per_second": files_per_second, "chunks_per_second": chunks / elapsed,
             "eta_seconds": eta_seconds, "eta_text": format_duration(eta_seconds) if total > finished else ""}
+
+
+def job_progress(*, job: IndexingJob) -> dict:
+    """Counts by status, chunks done, and the measured rate and time left (below)."""
+    counts = job.items.aggregate(
+        total=Count("id"),
+        chunks=Coalesce(Sum("chunk_count"), 0),
+        first_started=Min("started_at"),
+        **{status: Count("id", filter=Q(status=status)) for status in IndexingJobItem.Status.values},
+    )
+    finished = sum(counts[s] for s in IndexingJobItem.FINISHED)
+    counts["finished"] = finished
+    counts["percent"] = round(100 * finished / counts["total"]) if counts["total"] else 100
+    counts["done"] = finished == counts["total"]
+    counts.update(job_rates(finished=finished, total=counts["total"], chunks=counts["chunks"],
+                            first_started=counts["first_started"], now=timezone.now()))
+    return counts
+
+
+def job_summary(*, job: IndexingJob) -> str:
+    """One line per job, for `ingest` and `make run`'s console: what happened to its files, and how long it took."""
+    progress = job_progress(job=job)
+    parts = [f"{progress[s]} {s}" for s in ("indexed", "unchanged", "skipped", "failed") if progress[s]]
+    if job.archived_count:
+        parts.append(f"{job.archived_count} archived")
+    line = f"job {job.pk}: {progress['total']} file(s): " + (", ".join(parts) or "nothing to do")
+    if job.finished_at:
+        seconds = round((job.finished_at - job.created_at).total_seconds())
+        line += f" in {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f" in {seconds}s"
+    return line

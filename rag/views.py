@@ -27,9 +27,10 @@ from rag.selectors import (
     job_list,
     workspace_get,
 )
+from rag.progress import job_progress
 from rag.sentences import sentence_spans
-from rag.services import job_progress, upload_job_create
 from rag.tokens import api_token_create, api_token_list, api_token_revoke
+from rag.uploads import upload_job_create
 
 
 @require_POST

@@ -18,14 +18,15 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from rag import embeddings
 from rag.dedup import merge as dedup
+from rag.documents import documents_unarchive
+from rag.embeddings.cache import embed_with_cache, text_hash
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
 from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
 from rag.lineage.labels import extract_version_label
-from rag.models import Chunk, DocType, Document, EmbeddingCache
+from rag.models import Chunk, DocType, Document
 from rag.retrieval.identifiers import chunk_identifiers
 
 logger = logging.getLogger(__name__)
@@ -38,10 +39,6 @@ class IndexOutcome:
     chunk_count: int = 0
     encoded_count: int = 0
     error: str = ""
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def content_hash(data: bytes) -> str:
@@ -60,29 +57,6 @@ def doc_type_rules() -> list[DocTypeRule]:
         DocTypeRule(slug=row.slug, keywords=tuple(row.keywords), path_patterns=tuple(row.path_patterns))
         for row in DocType.objects.all()
     ]
-
-
-def embed_with_cache(texts: list[str]) -> tuple[list[list[float]], int]:
-    """Embeddings for texts, encoding only those never seen by this model; returns (vectors, encoded)."""
-    encoder = embeddings.get_encoder()
-    hashes = [text_hash(text) for text in texts]
-    cached = {
-        row.text_hash: row.embedding
-        for row in EmbeddingCache.objects.filter(model_name=encoder.name, text_hash__in=set(hashes))
-    }
-    missing: dict[str, str] = {}
-    for digest, text in zip(hashes, texts):
-        if digest not in cached:
-            missing.setdefault(digest, text)
-    if missing:
-        vectors = encoder.encode(list(missing.values()))
-        fresh = dict(zip(missing.keys(), vectors))
-        EmbeddingCache.objects.bulk_create(
-            [EmbeddingCache(model_name=encoder.name, text_hash=d, embedding=v) for d, v in fresh.items()],
-            ignore_conflicts=True,  # another worker may have cached the same text meanwhile
-        )
-        cached.update(fresh)
-    return [list(cached[digest]) for digest in hashes], len(missing)
 
 
 def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0) -> IndexOutcome:
@@ -140,8 +114,6 @@ def document_index(
     existing = Document.objects.filter(workspace_id=workspace_id, path=path).first()
     if existing and existing.content_hash == digest and existing.status == Document.Status.INDEXED:
         if existing.archived:  # back unchanged since the job was created
-            from rag.services import documents_unarchive
-
             documents_unarchive(documents=Document.objects.filter(pk=existing.pk))
         return IndexOutcome(status="unchanged", document_id=existing.pk, chunk_count=existing.chunk_count)
 

@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
 from licensing.services import has_feature
-from rag import embeddings
+from rag import embeddings, metrics
 from rag.retrieval import lexical, sql
 from rag.retrieval.expansion import expansions_for
 from rag.retrieval.identifiers import identifiers_in
@@ -419,8 +419,6 @@ def _attach_record_details(results: list[SearchResult], *, workspace_id: int, va
 
 
 def _observe(result_set: SearchResultSet, *, workspace_id: int, duration: float) -> None:
-    from rag import metrics
-
     metrics.observe_search(result_set, duration_seconds=duration)
     stats = result_set.stats
     logger.info(

@@ -8,7 +8,8 @@ import pytest
 
 from rag import embeddings
 from rag.dedup.merge import workspace_merge
-from rag.services import indexing_job_create, job_item_run
+from rag.jobs.run import job_item_run
+from rag.uploads import indexing_job_create
 from tests.licensing.factories import LicenseFactory
 
 V2 = """---

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from chat.answering import answer
-from chat.evaluation import abstention_figures, malformed_quotes, nonsense, score_answer
 from chat.extractive import answer_units, compose_extractive
+from evaluation.answers import abstention_figures, malformed_quotes, nonsense, score_answer
 
 pytestmark = pytest.mark.django_db
 QUESTION = "How many requests per minute may an API key send?"

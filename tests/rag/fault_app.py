@@ -13,8 +13,13 @@ from pathlib import Path
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_process_init
 
+import django
+
 from config.celery import app  # noqa: F401  (the app `celery -A` looks for: the real one)
-from rag.tasks import index_document
+
+django.setup()  # the tasks module imports rag's models: Django's apps first, as the worker's own start does
+
+from rag.jobs.tasks import index_document  # noqa: E402
 
 TIME_LIMITS = (2, 4)  # soft, hard; the test sending the tasks sets them too (they travel in the message)
 index_document.soft_time_limit, index_document.time_limit = TIME_LIMITS
@@ -24,9 +29,9 @@ index_document.max_retries, index_document.retry_backoff, index_document.retry_j
 def _inject_faults(**_signal) -> None:
     from django.db import OperationalError
 
-    from rag.ingest import pipeline
+    from rag.jobs import run
 
-    real = pipeline.document_index
+    real = run.document_index
 
     def document_index(*, path: str, **kwargs):
         name = Path(path).name
@@ -43,7 +48,7 @@ def _inject_faults(**_signal) -> None:
                     pass
         return real(path=path, **kwargs)
 
-    pipeline.document_index = document_index
+    run.document_index = document_index  # the name job_item_run calls
 
 
 worker_process_init.connect(_inject_faults, weak=False)

@@ -10,11 +10,13 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
+from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
 from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, record_provenance, workspace_merge
 from rag.dedup.neighbours import member_edges, neighbours_sql, pairwise_edges, search_plan
-from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
+from rag.documents import documents_archive, documents_unarchive
+from rag.jobs.run import job_item_run
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
-from rag.services import documents_archive, documents_unarchive, indexing_job_create, job_item_run
+from rag.uploads import indexing_job_create
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.dedup_support import (
     PAYLOAD_TOO_LARGE,
@@ -684,7 +686,8 @@ def test_a_merge_waiting_too_long_for_its_workspace_fails_with_an_error_the_task
     from django.db import OperationalError
 
     from rag.dedup.merge import _LOCK_NAMESPACE
-    from rag.tasks import TRANSIENT_ERRORS, merge_document
+    from rag.jobs.queue import TRANSIENT_ERRORS
+    from rag.jobs.tasks import merge_document
 
     document = troubleshooting_document(workspace, "2.0")
     settings.MERGE_LOCK_TIMEOUT_SECONDS = 0.3

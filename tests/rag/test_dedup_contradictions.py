@@ -11,7 +11,8 @@ import pytest
 from rag.bootstrap import demo_corpus_prepare
 from rag.dedup.merge import document_merge, workspace_merge
 from rag.models import Contradiction, Document
-from rag.services import indexing_job_create, job_item_run
+from rag.jobs.run import job_item_run
+from rag.uploads import indexing_job_create
 from tests.rag.retrieval_helpers import encoder, minilm, retrieval_isolation  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.real_encoder]

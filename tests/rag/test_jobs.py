@@ -7,9 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from rag.jobs import job_item_claim, job_item_fail, job_item_requeue, job_items_merged, job_items_reap
+from rag.jobs.lifecycle import job_item_claim, job_item_fail, job_item_requeue, job_items_merged
+from rag.jobs.reaper import job_items_reap
+from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, IndexingJobItem
-from rag.services import job_item_run
 from tests.faults import broker_purge
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from rag.dedup.merge import document_merge, workspace_merge
+from rag.documents import documents_archive
+from rag.jobs.run import job_item_run
 from rag.lineage.families import family_refresh
 from rag.models import Chunk, Document, DocumentFamily
 from rag.retrieval import search
-from rag.services import documents_archive, indexing_job_create, job_item_run
+from rag.uploads import indexing_job_create
 from tests.factories import WorkspaceFactory
 from tests.rag.retrieval_helpers import options
 from tests.rag.retrieval_helpers import encoder, minilm, retrieval_isolation  # noqa: F401 (fixtures)

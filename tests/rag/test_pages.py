@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from rag.jobs.run import job_item_run
 from rag.models import Document, IndexingJob, shown_path
-from rag.services import indexing_job_create, job_item_run
+from rag.uploads import indexing_job_create
 from tests.rag.samples import GUIDE_MD
 
 pytestmark = pytest.mark.django_db

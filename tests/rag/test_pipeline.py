@@ -10,8 +10,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from rag import embeddings
+from rag.documents import documents_archive
+from rag.jobs.run import job_item_run
 from rag.models import Chunk, Document, EmbeddingCache, IndexingJob
-from rag.services import documents_archive, indexing_job_create, job_item_run
+from rag.uploads import indexing_job_create
 from tests.rag.samples import write_corpus, write_pdf
 
 pytestmark = pytest.mark.django_db
@@ -85,8 +87,8 @@ def test_unchanged_files_are_settled_when_the_job_is_created_and_never_queued(
     documents_archive(documents=Document.objects.filter(pk=returning.pk))
     enqueued: list[int] = []
     merged: list[int] = []
-    monkeypatch.setattr("rag.services._enqueue_items", enqueued.extend)
-    monkeypatch.setattr("rag.hooks._enqueue_merge", merged.append)
+    monkeypatch.setattr("rag.uploads.index_send", enqueued.extend)
+    monkeypatch.setattr("rag.jobs.merging.merge_send", merged.append)
 
     with django_capture_on_commit_callbacks(execute=True):
         job = indexing_job_create(workspace=workspace, paths=[tmp_path / "docs"])

@@ -7,9 +7,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from django.core.management import call_command
 
+from rag.jobs.run import job_item_run
 from rag.models import IndexingJob
 from rag.progress import format_duration, job_rates
-from rag.services import indexing_job_create, job_item_run, job_progress
+from rag.progress import job_progress
+from rag.uploads import indexing_job_create
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -14,9 +14,9 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from rag.jobs.tasks import index_document
 from rag.models import IndexingJob, IndexingJobItem, Workspace
-from rag.services import indexing_job_create
-from rag.tasks import index_document
+from rag.uploads import indexing_job_create
 from tests.faults import compare, snapshot, wait_job, write_corpus
 
 pytestmark = [pytest.mark.worker, pytest.mark.usefixtures("transactional_db")]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from rag.jobs.run import job_item_run
 from rag.models import Document, IndexingJob, IndexingJobItem
-from rag.services import job_item_run
 
 pytestmark = pytest.mark.django_db
 

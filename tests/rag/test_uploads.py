@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from rag.jobs.run import job_item_run
 from rag.models import Document, IndexingJob, IndexingJobItem
-from rag.services import job_item_run, safe_upload_path
+from rag.uploads import safe_upload_path
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,7 @@ def test_last_modified_dates_the_file(logged_in_client, workspace):
 
 
 def test_a_reindex_keeps_the_browser_mtime(logged_in_client, workspace):
-    from rag.services import documents_reindex
+    from rag.documents import documents_reindex
 
     info = {"files": [{"name": "notes.txt", "lastModified": LAST_MODIFIED_MS}]}
     _run(_upload(logged_in_client, files=[SimpleUploadedFile("notes.txt", NOTES)], file_info=info))

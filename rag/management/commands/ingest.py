@@ -9,8 +9,10 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from config.celery import live_workers
+from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, IndexingJobItem, Workspace
-from rag.services import indexing_job_create, job_item_run, job_progress, job_summary
+from rag.progress import job_progress, job_summary
+from rag.uploads import indexing_job_create
 from rag.workspaces import WorkspaceError, workspace_create
 
 

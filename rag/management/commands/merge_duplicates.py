@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from rag.dedup.merge import workspace_merge
+from rag.jobs.queue import workspace_merge_send
 from rag.models import Workspace
 
 
@@ -22,13 +24,9 @@ class Command(BaseCommand):
         except Workspace.DoesNotExist:
             raise CommandError(f"no workspace with slug {workspace!r}") from None
         if queue:
-            from rag.tasks import merge_workspace
-
-            result = merge_workspace.delay(target.pk)
+            result = workspace_merge_send(target.pk)
             self.stdout.write(f"queued merge of {target.slug}: task {result.id}")
             return
-        from rag.dedup.merge import workspace_merge
-
         stats = workspace_merge(workspace_id=target.pk)
         self.stdout.write(
             f"{target.slug}: {stats.chunks} chunk(s) searched ({stats.search}), {stats.edges} merge edge(s); "

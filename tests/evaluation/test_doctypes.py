@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
-from rag.evaluation_doctypes import doc_type_accuracy, doc_type_truth, format_doc_type_table
+from evaluation.doctypes import doc_type_accuracy, doc_type_truth, format_doc_type_table
 from rag.ingest.doctypes import DEFAULT_RULES
 from rag.models import DocType
 

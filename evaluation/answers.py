@@ -1,6 +1,6 @@
 """Answer quality against a ground truth: what `make eval` and `make eval-real` print after retrieval.
 
-Retrieval (rag.evaluation) asks whether the right passage is found; this asks whether the
+Retrieval (evaluation.retrieval) asks whether the right passage is found; this asks whether the
 answer a user reads states it. Per configuration (full pipeline, Free tier):
 
 - accuracy: the answer states the expected fact (every pattern of `answer_patterns`, or of
@@ -30,7 +30,7 @@ from chat.answering import Answer, answer
 from chat.citations import MARKER
 from chat.extractive import has_term
 from chat.models import default_search_options
-from rag.evaluation import eval_license_set, path_matches, question_kind
+from evaluation.retrieval import eval_license_set, path_matches, question_kind
 from rag.models import Chunk, Workspace
 from rag.sentences import sentence_spans
 

@@ -1,8 +1,8 @@
-"""`make eval` and `make eval-real`: retrieval quality per configuration and question kind (rag.evaluation).
+"""`make eval` and `make eval-real`: retrieval quality per configuration and question kind (evaluation.retrieval).
 
 Indexes the corpus into its own workspace (in-process; unchanged files are
 skipped on a rerun), merges it, then runs every question of the ground
-truth through each configuration of `rag.evaluation.ablation_configs()`: licensed ones
+truth through each configuration of `evaluation.retrieval.ablation_configs()`: licensed ones
 with an Enterprise license, then "Free tier" on the same index with the
 workspace's licenses deleted. Prints a summary and a table per question kind.
 
@@ -22,15 +22,15 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from rag import embeddings
-from rag.evaluation import (
+from evaluation.retrieval import (
     ablation_configs,
     Config,
     evaluate_configs,
     format_tables,
     path_matches,
 )
-from rag.management.evaluation_inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
-from rag.evaluation_doctypes import doc_type_accuracy, doc_type_truth, format_doc_type_table
+from evaluation.doctypes import doc_type_accuracy, doc_type_truth, format_doc_type_table
+from evaluation.inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
 from rag.retrieval import SearchResult
 
 class Command(BaseCommand):

@@ -11,7 +11,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from rag.evaluation import eval_workspace_prepare, release_paths_widen
+from evaluation.retrieval import eval_workspace_prepare, release_paths_widen
+from rag.bootstrap import demo_corpus_prepare
 from rag.models import Workspace
 
 ROOT = Path(settings.BASE_DIR)
@@ -48,8 +49,6 @@ def eval_corpus_index(*, corpus: Path | None, workspace: str, title: str) -> tup
     """Migrate, then index the corpus (the demo's by default) into its own workspace; unchanged files are skipped."""
     call_command("migrate", interactive=False, verbosity=0)
     if corpus is None:
-        from rag.bootstrap import demo_corpus_prepare
-
         corpus = demo_corpus_prepare()  # dateless .txt files get their intended mtimes
     elif not corpus.is_dir():
         raise CommandError(f"no corpus folder at {corpus}")

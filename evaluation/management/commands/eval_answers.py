@@ -1,4 +1,4 @@
-"""`make eval` and `make eval-real`, second half: answer quality per configuration (chat.evaluation).
+"""`make eval` and `make eval-real`, second half: answer quality per configuration (evaluation.answers).
 
 Takes the same arguments as `eval_demo` (the corpus is indexed the same way, unchanged
 files skipped), plus the off-topic questions that should be abstained on.
@@ -14,9 +14,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from chat.answering import Answer
-from chat.evaluation import CONFIGS, evaluate_answers, format_answer_table, malformed_quotes, nonsense
+from evaluation.answers import CONFIGS, evaluate_answers, format_answer_table, malformed_quotes, nonsense
+from evaluation.inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
 from rag import embeddings
-from rag.management.evaluation_inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
 
 
 class Command(BaseCommand):

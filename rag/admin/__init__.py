@@ -1,0 +1,5 @@
+"""Operator screens, one module per area; importing them registers them with the admin site."""
+
+from rag.admin import common, documents, families, jobs, records, tokens, workspaces
+
+__all__ = ["common", "documents", "families", "jobs", "records", "tokens", "workspaces"]

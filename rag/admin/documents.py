@@ -1,0 +1,99 @@
+"""Admin: documents and their chunks; archive, re-index, split off, delete through rag.documents."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from rag.documents import documents_archive, documents_reindex, documents_remove, documents_unarchive
+from rag.admin.common import ReadOnlyInline, document_cell, lineage_edit_report
+from rag.lineage.editing import document_date_set, document_version_set, family_split
+from rag.models import Chunk, Document
+
+
+class ChunkInline(ReadOnlyInline):
+    model = Chunk
+    fields = ["chunk_index", "heading_path", "chunk_position", "lineage", "superseded_by_version", "text"]
+    readonly_fields = fields
+    show_change_link = False
+    rows_select_related = ("superseded_by__document",)
+
+    @admin.display(description="superseded by")
+    def superseded_by_version(self, obj: Chunk) -> str:
+        return document_cell(obj.superseded_by)
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["title", "workspace", "doc_type", "version_label", "version_from", "family_link", "is_latest_version",
+                    "doc_date", "date_from", "status", "archived", "chunk_count"]
+    list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter), "date_source",
+                   "is_latest_version", "version_source"]
+    search_fields = ["title", "path", "version_label", "family__name"]
+    list_select_related = ["workspace"]
+    lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "family",
+                      "family_position", "is_latest_version", "copy_of", "lineage_note"]
+    readonly_fields = ["workspace", "path", "format", "content_hash", "size_bytes", *lineage_fields, "status", "error",
+                       "chunk_count", "indexed_at", "created_at", "updated_at", "metadata"]
+    fields = ["title", "doc_type", "source_type", "tags", "entities", "version_label", "doc_date", *readonly_fields,
+              "archived"]
+    inlines = [ChunkInline]
+    actions = ["reindex", "archive", "unarchive", "split_family"]
+    date_hierarchy = "doc_date"
+
+    @admin.display(description="family", ordering="family_id")
+    def family_link(self, obj: Document) -> str:
+        # The id, not the name: a family is named after its newest member, whose title is a row of its own.
+        if obj.family_id is None:
+            return "—"
+        return format_html('<a href="{}">#{}</a>', reverse("admin:rag_documentfamily_change", args=[obj.family_id]),
+                           obj.family_id)
+
+    @admin.display(description="version from", ordering="version_source")
+    def version_from(self, obj: Document) -> str:
+        return obj.version_source_label
+
+    @admin.display(description="date from", ordering="date_source")
+    def date_from(self, obj: Document) -> str:
+        return obj.date_source_label
+
+    def save_model(self, request: HttpRequest, obj: Document, form, change: bool) -> None:
+        """A label or date a staff user changed is recorded as set by hand, by them, and reorders the family."""
+        super().save_model(request, obj, form, change)
+        if change and "version_label" in form.changed_data:
+            document_version_set(document_id=obj.pk, version_label=obj.version_label, user=request.user)
+        if change and "doc_date" in form.changed_data:
+            document_date_set(document_id=obj.pk, doc_date=obj.doc_date, user=request.user)
+
+    @admin.action(description="Split selected members into a new family", permissions=["change"])
+    def split_family(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        selected = list(queryset.values_list("pk", flat=True))
+        lineage_edit_report(self, request, lambda: family_split(document_ids=selected),
+                            lambda family: f"Split {queryset.count()} document(s) into family {family.pk}.")
+
+    @admin.action(description="Re-index selected documents")
+    def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        jobs = 0
+        for workspace_id in queryset.values_list("workspace_id", flat=True).distinct():
+            if documents_reindex(documents=queryset.filter(workspace_id=workspace_id), created_by=request.user):
+                jobs += 1
+        self.message_user(request, f"Queued {queryset.count()} document(s) in {jobs} job(s).", messages.SUCCESS)
+
+    @admin.action(description="Archive selected documents (exclude from search)")
+    def archive(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        self.message_user(request, f"Archived {documents_archive(documents=queryset)} document(s).", messages.SUCCESS)
+
+    @admin.action(description="Unarchive selected documents")
+    def unarchive(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        self.message_user(request, f"Unarchived {documents_unarchive(documents=queryset)} document(s).", messages.SUCCESS)
+
+    # Deleting rows would leave records pointing at nothing and families with a gap: rag.documents takes
+    # their chunks out of the records and the documents out of their families first.
+    def delete_model(self, request: HttpRequest, obj: Document) -> None:
+        documents_remove(documents=Document.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        documents_remove(documents=queryset)

@@ -1,0 +1,92 @@
+"""Admin: version families, reordered, split and joined by hand (rag.lineage.editing)."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from rag.admin.common import ReadOnlyInline, lineage_edit_report
+from rag.lineage.editing import LineageEditError, families_join, family_reorder
+from rag.lineage.families import documents_leave_families
+from rag.models import Document, DocumentFamily
+
+
+class FamilyMemberInline(ReadOnlyInline):
+    """The members, oldest first; edit the positions to reorder them (membership changes by split and join)."""
+
+    model = Document
+    fk_name = "family"
+    fields = ["member", "version_label", "version_source", "doc_date", "date_source", "family_position",
+              "is_latest_version", "copy_of", "lineage_note"]
+    readonly_fields = ["member", "version_label", "version_source", "doc_date", "date_source", "is_latest_version",
+                       "copy_of", "lineage_note"]
+    ordering = ["family_position", "pk"]  # not deletable here: that would delete the document itself
+
+    @admin.display(description="document")
+    def member(self, obj: Document) -> str:
+        return format_html('<a href="{}">{}</a>', reverse("admin:rag_document_change", args=[obj.pk]),
+                           obj.title or obj.path)
+
+
+@admin.register(DocumentFamily)
+class DocumentFamilyAdmin(admin.ModelAdmin):
+    """Families found by the merge workers; a staff user may rename, reorder, split and join them."""
+
+    list_display = ["name", "workspace", "member_count", "edited_by_hand", "updated_at"]
+    list_filter = ["workspace", "edited_by_hand"]
+    search_fields = ["name", "members__title", "members__path"]
+    fields = ["name", "workspace", "edited_by_hand", "split_link", "created_at", "updated_at"]
+    readonly_fields = ["workspace", "edited_by_hand", "split_link", "created_at", "updated_at"]
+    inlines = [FamilyMemberInline]
+    actions = ["join_families"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[DocumentFamily]:
+        return super().get_queryset(request).select_related("workspace").annotate(member_total=Count("members"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # families come from evidence, or from splitting one
+
+    @admin.display(description="members", ordering="member_total")
+    def member_count(self, obj: DocumentFamily) -> int:
+        return obj.member_total
+
+    @admin.display(description="split")
+    def split_link(self, obj: DocumentFamily) -> str:
+        url = reverse("admin:rag_document_changelist") + f"?family__id__exact={obj.pk}"
+        return format_html('<a href="{}">Choose members to split off</a> (action “Split selected members into a new '
+                           'family”)', url)
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        """Positions edited in the members inline become the family's order, through the service."""
+        if formset.model is not Document or not formset.has_changed():
+            return super().save_formset(request, form, formset, change)
+        formset.save(commit=False)  # fills changed_objects for the change message; the service writes
+        rows = [(row.cleaned_data["family_position"], row.instance.family_position, row.instance.pk)
+                for row in formset.forms]
+        order = [pk for _, _, pk in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0, r[1] or 0, r[2]))]
+        try:
+            family_reorder(family_id=form.instance.pk, document_ids=order)
+        except LineageEditError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+
+    # A deleted family's members would keep their positions and superseded chunks: they leave it first.
+    def delete_model(self, request: HttpRequest, obj: DocumentFamily) -> None:
+        with transaction.atomic():
+            documents_leave_families(document_ids=list(obj.members.values_list("pk", flat=True)))
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[DocumentFamily]) -> None:
+        with transaction.atomic():
+            documents_leave_families(
+                document_ids=list(Document.objects.filter(family__in=queryset).values_list("pk", flat=True)))
+            super().delete_queryset(request, queryset)
+
+    @admin.action(description="Join selected families", permissions=["change"])
+    def join_families(self, request: HttpRequest, queryset: QuerySet[DocumentFamily]) -> None:
+        selected = list(queryset.values_list("pk", flat=True))
+        lineage_edit_report(self, request, lambda: families_join(family_ids=selected),
+                            lambda family: f"Joined into {family} ({family.members.count()} members).")

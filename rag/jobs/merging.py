@@ -1,0 +1,25 @@
+"""The dedup merge that follows indexing: queued for a merge worker, or run here (`ingest --sync`, no worker)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from rag.dedup.merge import MergeStats, document_merge
+from rag.jobs.lifecycle import job_items_merged
+from rag.jobs.queue import merge_send
+
+
+def document_merge_settle(*, document_id: int) -> MergeStats:
+    """Merge the document's chunks and mark its items merged: the merge task, and the inline merge."""
+    stats = document_merge(document_id=document_id)
+    job_items_merged(document_id=document_id)
+    return stats
+
+
+def merge_after_commit(*, document_id: int, inline: bool = False) -> None:
+    """Merge the document's chunks once its rows are committed: queued for a worker, or here (`ingest --sync`)."""
+    # robust: a broker hiccup or a failed merge must not fail an indexing that already succeeded;
+    # the error is logged and `merge_duplicates` catches up.
+    transaction.on_commit(
+        lambda: document_merge_settle(document_id=document_id) if inline else merge_send(document_id), robust=True,
+    )
