@@ -269,7 +269,9 @@ def _other_versions(result: Any) -> list[_OtherVersion]:
     ).values_list("chunk_a_id", "chunk_b_id")
     partner_ids = {a if b == result.chunk_id else b for a, b in pairs}
     # A change between versions is not a contradiction: lineage records it as supersession.
-    partner_ids |= set(Chunk.objects.filter(superseded_by_id=result.chunk_id).values_list("pk", flat=True))
+    partner_ids |= set(Chunk.objects.filter(Q(superseded_by_id=result.chunk_id) | Q(
+        pk__in=Chunk.objects.filter(pk=result.chunk_id, superseded_by__isnull=False).values("superseded_by_id")))
+        .values_list("pk", flat=True))  # its older versions, and the newer one that replaced it
     chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
     if not chunks and getattr(result, "canonical_record_id", None):
         chunks = [
