@@ -13,9 +13,9 @@ document is merged (and put in its family) right after it is indexed. Timers
 
 - document_index: parse, dates, labels, chunk, embed, rows;
 - the encoder's own time, inside it;
-- document_merge: the merge task, and inside it document_lineage_update
-  (families and supersession, with the merge's neighbour pairs) and the
-  neighbour search that serves both.
+- document_merge: the merge task, and inside it lineage (document_lineage_evidence,
+  the candidates and their evidence, read before the lock; document_lineage_update,
+  families and supersession under it) and the neighbour search that serves both.
 
 Then workspace_merge (what `manage.py merge_duplicates` runs) with
 workspace_lineage_rebuild timed inside it, and whether that rebuild changed the
@@ -115,6 +115,16 @@ def index_folders(folders: list[Path]) -> dict:
             calls.append((time.perf_counter() - started, kwargs["document_id"]))
 
     dedup.document_lineage_update = recorded
+    lineage_evidence = dedup.document_lineage_evidence  # read before the merge's lock: lineage's time too
+
+    def evidence_recorded(**kwargs):
+        started = time.perf_counter()
+        try:
+            return lineage_evidence(**kwargs)
+        finally:
+            calls.append((time.perf_counter() - started, kwargs["document_id"]))
+
+    dedup.document_lineage_evidence = evidence_recorded
     load = os.getloadavg()[0]
     statuses: Counter = Counter()
     try:
@@ -126,6 +136,7 @@ def index_folders(folders: list[Path]) -> dict:
     finally:
         timer.restore()
         dedup.document_lineage_update = lineage_update
+        dedup.document_lineage_evidence = lineage_evidence
     steps = {**timer.seconds, "document_lineage_update": sum(seconds for seconds, _ in calls)}
     texts = job.items.aggregate(n=Sum("encoded_count"))["n"] or 0
     incremental = lineage_snapshot(workspace.pk)

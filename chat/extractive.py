@@ -261,7 +261,7 @@ def _date_key(value) -> float:
 
 
 def _other_versions(result: Any) -> list[_OtherVersion]:
-    """Pending contradictions of the chunk, else record members whose text differs."""
+    """Its older and newer versions and pending contradictions, else record members whose text differs."""
     record_id = getattr(result, "canonical_record_id", None)
     chunks = chunk_other_versions(chunk_id=result.chunk_id, record_id=record_id, text=result.text)
     return [
@@ -313,7 +313,8 @@ def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]
             continue
         versions = [unit, *(c for c in candidates if c.key not in settled and _restates_differently(unit, c))]
         # Versions of this passage the search did not surface: contradictions and record variants.
-        if getattr(unit.result, "has_contradictions", False) or getattr(unit.result, "variant_count", 0):
+        if getattr(unit.result, "has_contradictions", False) or getattr(unit.result, "variant_count", 0) \
+                or getattr(unit.result, "family_id", None):
             for other in _other_versions(unit.result):
                 quoted = _best_unit(question, other)
                 if quoted is not None and quoted.key not in settled:

@@ -388,6 +388,12 @@ FAMILY_CONTENT_SHARE = env.float("FAMILY_CONTENT_SHARE", default=0.5)
 FAMILY_NAMED_CONTENT_SHARE = env.float("FAMILY_NAMED_CONTENT_SHARE", default=0.1)
 # Content evidence needs sizes within this ratio: a short excerpt is not a version of a whole manual.
 FAMILY_MIN_SIZE_RATIO = env.float("FAMILY_MIN_SIZE_RATIO", default=0.25)
+# Documents sharing a title or path key compared with a new one, newest first: a generic title ("Introduction")
+# shared by hundreds of pages must not make one document's indexing read them all.
+FAMILY_NAMED_CANDIDATES_MAX = env.int("FAMILY_NAMED_CANDIDATES_MAX", default=32)
+# Chunk vectors lineage keeps per worker process between merges (~1.5 kB each): versions arriving one by one compare
+# with the same family members again, and reading their vectors was most of lineage's time.
+LINEAGE_VECTOR_CACHE_CHUNKS = env.int("LINEAGE_VECTOR_CACHE_CHUNKS", default=20000)
 # Cosine at or above which a passage of one release's document and one of a newer release's say the
 # same thing (another document, not a version of it): the newer release's passage takes the place.
 RELEASE_COUNTERPART_THRESHOLD = env.float("RELEASE_COUNTERPART_THRESHOLD", default=0.75)

@@ -150,6 +150,12 @@ class Document(models.Model):
     is_latest_version = models.BooleanField(default=True, db_default=True, help_text="No newer member in its family.")
     copy_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="copies",
                                 help_text="A member whose content this document repeats; it takes that place.")
+    # Lineage's lookup keys, so that indexing one document finds its named candidates through an index instead of
+    # reading every document of the workspace.
+    title_key = models.CharField(max_length=500, blank=True, db_default="",
+                                 help_text="The title without versions and dates (lineage).")
+    path_key = models.CharField(max_length=1024, blank=True, db_default="",
+                                help_text="The path with its version segment replaced (lineage), or empty.")
     lineage_note = models.CharField(max_length=300, blank=True, db_default="",
                                     help_text="Where the version label and the date disagree on the order.")
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="attachments",
@@ -187,12 +193,37 @@ class Document(models.Model):
         constraints = [models.UniqueConstraint(fields=["workspace", "path"], name="document_unique_path")]
         indexes = [
             models.Index(fields=["workspace", "archived", "doc_date"]),
+            models.Index(fields=["workspace", "title_key"], name="document_title_key"),
+            models.Index(fields=["workspace", "path_key"], name="document_path_key"),
             GinIndex(fields=["tags"], name="document_tags_gin"),
             GinIndex(fields=["entities"], name="document_entities_gin"),
         ]
 
     def __str__(self) -> str:
         return self.title or self.path
+
+
+class DocumentRelation(models.Model):
+    """Evidence that two documents are versions (or copies) of one another, computed once when the later of the two
+    is merged: a family is regrouped and refreshed from these rows, never by comparing every pair of members again.
+    Only related pairs are kept; the smaller document id is `document_a`."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    document_a = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    document_b = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    strength = models.FloatField(help_text="How much of the content corresponds; identical pairs are strongest.")
+    identical = models.BooleanField(default=False, help_text="Every chunk of each has a near-identical counterpart.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document_a", "document_b"], name="document_relation_unique_pair"),
+            models.CheckConstraint(condition=models.Q(document_a__lt=models.F("document_b")),
+                                   name="document_relation_ordered_pair"),
+        ]
+        indexes = [models.Index(fields=["document_b"], name="document_relation_b")]
+
+    def __str__(self) -> str:
+        return f"{self.document_a_id} ~ {self.document_b_id}"
 
 
 class Chunk(models.Model):

@@ -215,8 +215,9 @@ def document_comparison(*, first: Document, second: Document) -> Comparison:
 
 
 def chunk_other_versions(*, chunk_id: int, record_id: int | None, text: str) -> list[Chunk]:
-    """The other versions of a chunk's statement, documents loaded: its pending contradictions in active
-    documents, else the members of its canonical record whose text differs.
+    """The other versions of a chunk's statement, documents loaded: the older passages of its family it
+    supersedes, the newer one that replaced it and its pending contradictions, in active documents; else the
+    members of its canonical record whose text differs.
 
     Read by chat's extractive answers, which name the disagreeing versions beside the one they quote.
     """
@@ -224,6 +225,11 @@ def chunk_other_versions(*, chunk_id: int, record_id: int | None, text: str) -> 
         Q(chunk_a_id=chunk_id) | Q(chunk_b_id=chunk_id)
     ).values_list("chunk_a_id", "chunk_b_id")
     partner_ids = {a if b == chunk_id else b for a, b in pairs}
+    # A change between versions is not a contradiction: lineage records it as supersession.
+    partner_ids |= set(Chunk.objects.filter(
+        Q(superseded_by_id=chunk_id)
+        | Q(pk__in=Chunk.objects.filter(pk=chunk_id, superseded_by__isnull=False).values("superseded_by_id"))
+    ).values_list("pk", flat=True))
     chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
     if not chunks and record_id:
         chunks = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import Count, QuerySet
@@ -10,21 +11,32 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from rag.admin.common import ReadOnlyInline, SourcesInWords, lineage_edit_report
-from rag.lineage.editing import LineageEditError, families_join, family_reorder
+from rag.lineage.editing import LineageEditError, families_join, family_reorder, family_split
 from rag.lineage.families import documents_leave_families
 from rag.models import Document, DocumentFamily
 
 
+class FamilyMemberForm(forms.ModelForm):
+    split_off = forms.BooleanField(required=False, label="split off",
+                                   help_text="Tick the members that are not versions of this document.")
+
+    class Meta:
+        model = Document
+        fields = ["family_position"]
+
+
 class FamilyMemberInline(SourcesInWords, ReadOnlyInline):
-    """The members, oldest first; edit the positions to reorder them (membership changes by split and join)."""
+    """The members grouped by title (a wrong member stands out), oldest first within a title; edit the positions to
+    reorder them, tick "split off" to move the ticked ones into a family of their own."""
 
     model = Document
+    form = FamilyMemberForm
     fk_name = "family"
-    fields = ["member", "version_label", "version_from", "doc_date", "date_from", "family_position",
+    fields = ["split_off", "member", "version_label", "version_from", "doc_date", "date_from", "family_position",
               "is_latest_version", "copy_of", "lineage_note"]
     readonly_fields = ["member", "version_label", "version_from", "doc_date", "date_from", "is_latest_version",
                        "copy_of", "lineage_note"]
-    ordering = ["family_position", "pk"]  # not deletable here: that would delete the document itself
+    ordering = ["title_key", "family_position", "pk"]  # not deletable here: that would delete the document itself
 
     @admin.display(description="document")
     def member(self, obj: Document) -> str:
@@ -36,7 +48,7 @@ class FamilyMemberInline(SourcesInWords, ReadOnlyInline):
 class DocumentFamilyAdmin(admin.ModelAdmin):
     """Families found by the merge workers; a staff user may rename, reorder, split and join them."""
 
-    list_display = ["name", "workspace", "member_count", "edited_by_hand", "updated_at"]
+    list_display = ["name", "workspace", "member_count", "title_count", "edited_by_hand", "updated_at"]
     list_filter = ["workspace", "edited_by_hand"]
     search_fields = ["name", "members__title", "members__path"]
     fields = ["name", "workspace", "edited_by_hand", "split_link", "created_at", "updated_at"]
@@ -45,7 +57,18 @@ class DocumentFamilyAdmin(admin.ModelAdmin):
     actions = ["join_families"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[DocumentFamily]:
-        return super().get_queryset(request).select_related("workspace").annotate(member_total=Count("members"))
+        # Annotated before the ordering that sorts by it (the base class orders first).
+        rows = DocumentFamily.objects.select_related("workspace").annotate(
+            member_total=Count("members"), title_total=Count("members__title_key", distinct=True))
+        return rows.order_by(*self.get_ordering(request))
+
+    def get_ordering(self, request: HttpRequest) -> list[str]:
+        return ["-member_total", "name"]  # a family that swallowed unrelated pages is large: those come first
+
+    @admin.display(description="titles", ordering="title_total")
+    def title_count(self, obj: DocumentFamily) -> int:
+        """Distinct titles (versions stripped) among the members: more than one is worth a look."""
+        return obj.title_total
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # families come from evidence, or from splitting one
@@ -61,10 +84,16 @@ class DocumentFamilyAdmin(admin.ModelAdmin):
                            'family”)', url)
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
-        """Positions edited in the members inline become the family's order, through the service."""
+        """Ticked members split off into a new family; positions edited in the members inline become the family's
+        order; both through the lineage services."""
         if formset.model is not Document or not formset.has_changed():
             return super().save_formset(request, form, formset, change)
-        formset.save(commit=False)  # fills changed_objects for the change message; the service writes
+        formset.save(commit=False)  # fills changed_objects for the change message; the services write
+        split = [row.instance.pk for row in formset.forms if row.cleaned_data.get("split_off")]
+        if split:
+            lineage_edit_report(self, request, lambda: family_split(document_ids=split),
+                                lambda family: f"Split {len(split)} member(s) off into {family}.")
+            return
         rows = [(row.cleaned_data["family_position"], row.instance.family_position, row.instance.pk)
                 for row in formset.forms]
         order = [pk for _, _, pk in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0, r[1] or 0, r[2]))]

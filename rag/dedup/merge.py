@@ -31,9 +31,9 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from rag.dedup.facts import fact_differences
+from rag.dedup.contradictions import contradictions_prune, contradictions_raise, near_pairs
 from rag.dedup.neighbours import member_edges, neighbours, search_plan
-from rag.lineage.families import document_lineage_update, workspace_lineage_rebuild
+from rag.lineage.families import document_lineage_evidence, document_lineage_update, workspace_lineage_rebuild
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.unionfind import UnionFind
 
@@ -275,37 +275,6 @@ def _recompute(workspace_id: int, chunk_ids: set[int], *, leaving: set[int] = fr
     return _apply(workspace_id, _components(members, workspace_id, anchors=canonicals), involved, states)
 
 
-# --- contradictions --------------------------------------------------------------------------
-
-
-def _near(candidates: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
-    """The neighbour pairs close enough to be compared fact by fact (the search reaches further, for families)."""
-    return [pair for pair in candidates if pair[2] >= settings.CONTRADICTION_THRESHOLD]
-
-
-def _contradictions_raise(workspace_id: int, candidates: list[tuple[int, int, float]], *, everything: bool) -> int:
-    """A pending Contradiction for each near-duplicate pair whose facts differ, never twice for a pair."""
-    pairs: dict[tuple[int, int], float] = {}
-    for a, b, similarity in candidates:
-        pairs[(min(a, b), max(a, b))] = similarity
-    if not pairs:
-        return 0
-    known = Contradiction.objects.filter(workspace_id=workspace_id)
-    if not everything:
-        known = known.filter(chunk_a_id__in={a for a, _ in pairs}, chunk_b_id__in={b for _, b in pairs})
-    fresh = pairs.keys() - set(known.values_list("chunk_a_id", "chunk_b_id"))
-    if not fresh:
-        return 0
-    texts = dict(Chunk.objects.filter(pk__in={c for pair in fresh for c in pair}).values_list("pk", "text"))
-    raised = []
-    for a, b in sorted(fresh):
-        if a in texts and b in texts and (differences := fact_differences(texts[a], texts[b])):
-            raised.append(Contradiction(workspace_id=workspace_id, chunk_a_id=a, chunk_b_id=b,
-                                        similarity=pairs[(a, b)], differences=differences))
-    Contradiction.objects.bulk_create(raised, ignore_conflicts=True, batch_size=settings.MERGE_WRITE_BATCH_SIZE)
-    return len(raised)
-
-
 # --- services ----------------------------------------------------------------------------------
 
 
@@ -317,18 +286,25 @@ def document_merge(*, document_id: int) -> MergeStats:
     if workspace_id is None:
         logger.info("merge: document gone", extra={"document_id": document_id})
         return stats
-    # One transaction under the workspace lock: read the graph and write the records as one step.
+    # The reads that cost (the neighbour search, lineage's evidence) run before the lock, so merges of one
+    # workspace wait for each other's writes only; what they decided is re-checked under the lock.
+    with transaction.atomic():  # a read-only transaction: the search's settings are local to one
+        chunk_ids = _active_chunk_ids(document_id)
+        plan = search_plan(workspace_id)
+        candidates = neighbours(workspace_id, chunk_ids, plan) if chunk_ids else []
+        evidence = document_lineage_evidence(document_id=document_id, neighbour_pairs=candidates)
     with transaction.atomic():
         _lock_workspace(workspace_id, timeout_seconds=settings.MERGE_LOCK_TIMEOUT_SECONDS)
-        # Read after the lock: a re-index that committed meanwhile has replaced the chunks.
-        chunk_ids = list(Chunk.objects.filter(document_id=document_id, document__archived=False)
-                         .order_by("pk").values_list("pk", flat=True))
+        # Read again under the lock: a re-index that committed meanwhile has replaced the chunks.
+        if _active_chunk_ids(document_id) != chunk_ids:
+            chunk_ids = _active_chunk_ids(document_id)
+            plan = search_plan(workspace_id)
+            candidates = neighbours(workspace_id, chunk_ids, plan) if chunk_ids else []
+            evidence = None
         if not chunk_ids:
             return stats
-        plan = search_plan(workspace_id)
-        candidates = neighbours(workspace_id, chunk_ids, plan)
         # Lineage first: which member is the newest decides which chunk of a record is canonical.
-        document_lineage_update(document_id=document_id, neighbour_pairs=candidates)
+        families = document_lineage_update(document_id=document_id, neighbour_pairs=candidates, evidence=evidence)
         edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
         stats.chunks, stats.edges, stats.search = len(chunk_ids), len(edges), plan.strategy
         if edges:
@@ -343,10 +319,17 @@ def document_merge(*, document_id: int) -> MergeStats:
             for a, b in edges:
                 union.union(a, b)
             stats.add(_apply(workspace_id, union.groups(), involved, states))
-        stats.contradictions_raised = _contradictions_raise(workspace_id, _near(candidates), everything=False)
+        contradictions_prune(workspace_id=workspace_id, document_ids=Document.objects.filter(
+            Q(pk=document_id) | Q(family_id__in=families)).values_list("pk", flat=True))
+        stats.contradictions_raised = contradictions_raise(workspace_id, near_pairs(candidates), everything=False)
     stats.seconds = time.monotonic() - started
     logger.info("merge: document merged", extra={"document_id": document_id, **stats.__dict__})
     return stats
+
+
+def _active_chunk_ids(document_id: int) -> list[int]:
+    return list(Chunk.objects.filter(document_id=document_id, document__archived=False)
+                .order_by("pk").values_list("pk", flat=True))
 
 
 def workspace_merge(*, workspace_id: int) -> MergeStats:
@@ -370,7 +353,8 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
         stats.chunks, stats.search = len(chunk_ids), plan.strategy
         involved = set(CanonicalRecord.objects.filter(workspace_id=workspace_id).values_list("pk", flat=True))
         stats.add(_apply(workspace_id, union.groups(), involved))
-        stats.contradictions_raised = _contradictions_raise(workspace_id, _near(candidates), everything=True)
+        contradictions_prune(workspace_id=workspace_id)
+        stats.contradictions_raised = contradictions_raise(workspace_id, near_pairs(candidates), everything=True)
     stats.seconds = time.monotonic() - started
     logger.info("merge: workspace merged", extra={"workspace_id": workspace_id, **stats.__dict__})
     return stats

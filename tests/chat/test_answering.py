@@ -8,8 +8,9 @@ import pytest
 
 from chat.answering import answer, answer_stream, cited_numbers, compose_extractive, llm_citations
 from chat.prompts import llm_messages
-from rag.dedup.merge import contradiction_resolve
-from rag.models import Chunk, Contradiction
+from rag.dedup.merge import contradiction_resolve, workspace_merge
+from rag.lineage.labels import version_key
+from rag.models import Chunk, Contradiction, Document
 from rag.retrieval import search_for_chat
 from rag.sentences import split_sentences
 from tests.llm_server import FakeLLM
@@ -50,7 +51,8 @@ def test_markers_number_each_source_once_in_order(workspace, api_versions, licen
 
 
 def test_conflict_states_the_newest_and_cites_the_older_version(workspace, api_versions, licensed):
-    assert Contradiction.objects.filter(workspace=workspace, status="pending").exists()
+    # 2.0 -> 3.0 is a change within one family, not a contradiction: the older side comes from lineage.
+    assert not Contradiction.objects.filter(workspace=workspace, status="pending").exists()
     text, citations = _composed(QUESTION, _results(workspace))
     first = citations[0]
     statement, older_line = text.split("\n")
@@ -156,6 +158,11 @@ def test_a_reviewers_decision_leads_the_answer_over_the_newer_date(workspace, ap
     question = "How many requests per minute may an API key send?"
     assert answer(question, workspace=workspace, options={"dedup": True}).text.startswith(
         "Each API key may send 1200 requests per minute")
+    # Versions change, they do not contradict: the older file, relabelled as of the same release, is a second
+    # document current beside the newer one, and their disagreement is for a reviewer.
+    Document.objects.filter(workspace=workspace, title="Lumen API Reference 2.0").update(
+        version_label="3.0", version_key=version_key("3.0"))
+    workspace_merge(workspace_id=workspace.pk)
     contradiction = Contradiction.objects.get(workspace=workspace, chunk_a__text__contains="requests per minute")
     old_side = "a" if "600 requests" in contradiction.chunk_a.text else "b"
     contradiction_resolve(contradiction_id=contradiction.pk, action=f"keep_{old_side}", user=staff_user)

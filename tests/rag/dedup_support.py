@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from django.db.models import Count
 
+from rag.lineage.labels import version_key
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Document, Workspace
 from tests.rag.factories import ChunkFactory, DocumentFactory
 
@@ -83,6 +84,12 @@ def troubleshooting_document(workspace: Workspace, version: str, *, path: str | 
     return document
 
 
+def one_release(*documents: Document, release: str = "3.0") -> None:
+    """Label documents as one release's: two teams' guides current at the same time, not versions of each other."""
+    Document.objects.filter(pk__in=[d.pk for d in documents]).update(version_label=release,
+                                                                     version_key=version_key(release))
+
+
 def section_chunk(document: Document, section: dict) -> Chunk:
     return document.chunks.get(text=section[document.title.split()[2]])
 
@@ -112,11 +119,13 @@ def unit(components: dict[int, float], dims: int = 384) -> list[float]:
 
 
 def vector_chunk(workspace: Workspace, vector: list[float], *, text: str, doc_date: datetime | None = None,
-                 path: str | None = None) -> Chunk:
-    """A one-chunk document whose embedding is given, not computed."""
+                 path: str | None = None, release: str = "") -> Chunk:
+    """A one-chunk document whose embedding is given, not computed; `release` labels it (documents of one
+    release are never versions of one another: they are current together)."""
     kwargs = {"path": path} if path else {}
     document = DocumentFactory(workspace=workspace, doc_date=doc_date, chunk_count=1,
-                               indexed_at=datetime(2026, 1, 1, tzinfo=timezone.utc), **kwargs)
+                               indexed_at=datetime(2026, 1, 1, tzinfo=timezone.utc), version_label=release,
+                               version_key=version_key(release) or "" if release else "", **kwargs)
     return ChunkFactory(document=document, text=text, embedding=vector)
 
 

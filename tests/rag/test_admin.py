@@ -18,6 +18,7 @@ from tests.rag.dedup_support import (
     PAYLOAD_TOO_LARGE,
     RATE_LIMITED,
     assert_invariants,
+    one_release,
     section_chunk,
     troubleshooting_document,
 )
@@ -31,7 +32,10 @@ def workspace(db):
 
 
 def _versions(workspace, *versions: str, prefix: str = "/corpus") -> list[Document]:
+    """Guides with the texts of these versions, all current (one release's): their disagreements are for review,
+    where versions of one family would only be changes."""
     documents = [troubleshooting_document(workspace, v, path=f"{prefix}/troubleshooting-{v}.md") for v in versions]
+    one_release(*documents)
     for document in documents:
         document_merge(document_id=document.pk)
     return documents

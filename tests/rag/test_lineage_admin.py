@@ -203,3 +203,28 @@ def test_admin_pages_show_lineage(staff_client, family):
     assert f"?family__id__exact={family.pk}" in family_page
     filtered = staff_client.get(f"/admin/rag/document/?family__id__exact={family.pk}")
     assert filtered.status_code == 200 and filtered.content.decode().count('name="_selected_action"') == 3
+
+
+def test_largest_families_first_with_their_titles_counted(staff_client, family):
+    small = DocumentFamily.objects.create(workspace=family.workspace, name="A small family")
+    for position, label in enumerate(["1.0", "2.0"]):
+        DocumentFactory(workspace=family.workspace, family=small, family_position=position, title=f"Page {label}",
+                        title_key="page" if position else "another page", path=f"/small/{label}.md")
+    Document.objects.filter(family=family).update(title_key="lumen gateway admin guide")
+    page = staff_client.get("/admin/rag/documentfamily/").content.decode()
+    family.refresh_from_db()
+    assert page.index(family.name) < page.index("A small family")  # 3 members before 2
+    assert '<td class="field-title_count">1</td>' in page and '<td class="field-title_count">2</td>' in page
+
+
+def test_split_the_ticked_members_from_the_family_page(staff_client, family):
+    url = f"/admin/rag/documentfamily/{family.pk}/change/"
+    data = _change_form(staff_client, url)
+    assert "members-0-split_off" in staff_client.get(url).content.decode()
+    newest = Document.objects.get(family=family, version_label="3.0")
+    row = next(i for i in range(3) if data[f"members-{i}-id"] == str(newest.pk))
+    response = staff_client.post(url, {**data, f"members-{row}-split_off": "on", "_save": "Save"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    newest.refresh_from_db()
+    assert newest.family_id != family.pk and newest.family.edited_by_hand and newest.is_latest_version
+    assert _labels(family.pk) == ["1.0", "2.0"] and _latest(family.pk) == ["2.0"]

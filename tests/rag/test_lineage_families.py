@@ -14,6 +14,7 @@ from rag.lineage.families import family_refresh
 from rag.models import Chunk, Document, DocumentFamily
 from rag.retrieval import search
 from rag.uploads import indexing_job_create
+from tests.factories import WorkspaceFactory
 from tests.rag.retrieval_helpers import options
 from tests.rag.retrieval_helpers import encoder, minilm, retrieval_isolation  # noqa: F401 (fixtures)
 
@@ -226,3 +227,27 @@ def test_archive_reindex_and_rebuild_keep_the_family_true(workspace, encoder, tm
     old_limit = Chunk.objects.get(document=docs["api-reference-v2.1.md"], text__contains="1000 requests per minute")
     assert "1500 requests per minute" in old_limit.superseded_by.text
     assert DocumentFamily.objects.filter(workspace=workspace).count() == 1
+
+
+def test_families_are_the_same_whatever_order_the_files_arrive_in(workspace, encoder, tmp_path):
+    names = [*API, "troubleshooting/troubleshooting-2.1.pdf", "troubleshooting/troubleshooting.md",
+             "support/support-playbook-3.0.md", "release-notes/release-notes-2.1.md",
+             "release-notes/RELEASE_NOTES_3.0.txt"]
+    paths = copy_demo(tmp_path, *names)
+    other = WorkspaceFactory()
+
+    def families(target) -> set[frozenset[str]]:
+        groups: dict[int, set[str]] = {}
+        for document in Document.objects.filter(workspace=target, family__isnull=False):
+            groups.setdefault(document.family_id, set()).add(str(Path(document.path).relative_to(tmp_path)))
+        return {frozenset(group) for group in groups.values()}
+
+    ingest(workspace, *paths)
+    ingest(other, *reversed(paths))
+    found = families(workspace)
+    assert found == families(other)
+    assert frozenset(API) in found
+    # The playbook is current beside the 3.0 guide (one release), never a version of it; release notes are a series.
+    assert frozenset(["troubleshooting/troubleshooting-2.1.pdf", "troubleshooting/troubleshooting.md"]) in found
+    assert not any("support/support-playbook-3.0.md" in group or any("release-notes" in n for n in group)
+                   for group in found)

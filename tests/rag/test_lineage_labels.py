@@ -238,6 +238,7 @@ DEMO_LABELS: dict[str, tuple[str, str] | None] = {
     "release-notes/release-notes-2.1.md": ("2.1", "title"),
     "release-notes/RELEASE_NOTES_3.0.txt": ("3.0", "title"),
     "glossary.txt": None,
+    "support/support-playbook-3.0.md": ("3.0", "frontmatter"),
 }
 MANIFEST = json.loads((DEMO / "manifest.json").read_text())["files"]
 

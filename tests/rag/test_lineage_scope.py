@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from rag.lineage.calendar import release_calendar, release_calendar_reset, releases_in_text, series_end
+from rag.lineage.evidence import Member
+from rag.lineage.grouping import version_order
 from rag.lineage.scope import documents_as_of, workspace_version_labels
 from rag.models import DocumentFamily
 from tests.rag.retrieval_helpers import add_document
@@ -76,15 +78,13 @@ def test_labels_decide_and_a_patch_release_belongs_to_its_series(workspace):
 
 
 def test_family_order_trusts_dates_and_lets_directives_order_the_undated():
-    from rag.lineage.families import _Member, _order
-
-    def member(pk: int, doc_date: datetime | None, confidence: int, label: str = "", key: str = "") -> _Member:
-        return _Member(id=pk, title="Guide", path=f"/{pk}/guide.rst", version_label=label, version_key=key,
-                       version_source="", doc_date=doc_date, date_confidence=confidence, indexed_at=None,
-                       chunk_count=3, family_id=None, family_position=None)
+    def member(pk: int, doc_date: datetime | None, confidence: int, label: str = "", key: str = "") -> Member:
+        return Member(id=pk, title="Guide", path=f"/{pk}/guide.rst", version_label=label, version_key=key,
+                      version_source="", doc_date=doc_date, date_source={1: "mtime", 0: "upload_time"}[confidence],
+                      date_confidence=confidence, indexed_at=None, chunk_count=3, family_id=None, family_position=None)
 
     dated = {1: member(1, day(2024, 10, 13), 1), 2: member(2, day(2022, 10, 16), 1), 3: member(3, day(2023, 4, 23), 1)}
     # The newest file names no directive at all (floor ""): its date still makes it the newest.
-    assert _order(dated, {}, {1: "", 2: "a", 3: "b"}) == [2, 3, 1]
+    assert version_order(dated, {}, {1: "", 2: "a", 3: "b"}) == [2, 3, 1]
     undated = {1: member(1, day(2026, 1, 1), 0), 2: member(2, day(2026, 1, 2), 0)}
-    assert _order(undated, {}, {1: "00000007", 2: "00000005"}) == [2, 1]  # uploaded together: directives decide
+    assert version_order(undated, {}, {1: "00000007", 2: "00000005"}) == [2, 1]  # uploaded together: directives decide
