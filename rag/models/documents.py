@@ -1,4 +1,4 @@
-"""Workspaces and everything indexed in them."""
+"""Documents, their chunks and families, and the canonical records and contradictions found among them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Value
 from pgvector.django import HnswIndex, VectorField
 
+from rag.models.workspaces import Workspace
 from rag.source_labels import DATE_SOURCE_LABELS, VERSION_SOURCE_LABELS
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a different encoder needs a migration
@@ -26,62 +27,6 @@ def shown_path(path: str) -> str:
     if path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/"):
         return path.replace("\\", "/").rsplit("/", 1)[-1]
     return path
-
-
-class Workspace(models.Model):
-    """An isolated set of documents; users see only the workspaces they belong to."""
-
-    slug = models.SlugField(unique=True)
-    name = models.CharField(max_length=200)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    builtin_demo = models.BooleanField(default=False, editable=False)  # set only by rag.bootstrap; the trial follows it
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class DocType(models.Model):
-    """One kind of document (api, operations, ...); keywords drive classification and query boosts."""
-
-    slug = models.SlugField(unique=True)
-    name = models.CharField(max_length=100)
-    keywords = ArrayField(models.CharField(max_length=100), default=list, blank=True,
-                          help_text="Words that mark a document or a question as this type.")
-    path_patterns = ArrayField(models.CharField(max_length=200), default=list, blank=True,
-                               help_text="Case-insensitive substrings or globs of the file path.")
-
-    class Meta:
-        ordering = ["slug"]
-        verbose_name = "document type"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class QueryExpansion(models.Model):
-    """A workspace's domain term and what it also means: "capacity" -> "throughput, max concurrent workflows".
-
-    Applied to the lexical side of search (rag.retrieval.expansion): a question that says the
-    term also looks for its expansions' words, which the documents may use instead.
-    """
-
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="query_expansions")
-    term = models.CharField(max_length=100, help_text="A word or phrase, matched case-blind as whole words.")
-    expansions = models.CharField(max_length=1000, help_text="Comma-separated words or phrases to look for as well.")
-
-    class Meta:
-        ordering = ["workspace_id", "term"]
-        constraints = [models.UniqueConstraint(fields=["workspace", "term"], name="query_expansion_unique_term")]
-
-    def __str__(self) -> str:
-        return f"{self.term} -> {self.expansions}"
-
-    def expansion_list(self) -> list[str]:
-        return [part.strip() for part in self.expansions.split(",") if part.strip()]
 
 
 class DocumentFamily(models.Model):
@@ -285,83 +230,6 @@ class EmbeddingCache(models.Model):
         constraints = [models.UniqueConstraint(fields=["model_name", "text_hash"], name="embedding_cache_unique")]
 
 
-class IndexingJob(models.Model):
-    """A batch of files queued together; its items carry per-document status."""
-
-    class Source(models.TextChoices):
-        CLI = "cli", "Command line"
-        UPLOAD = "upload", "Upload"
-        DEMO = "demo", "Demo corpus"
-        REINDEX = "reindex", "Re-index"
-        SYNC = "sync", "Source sync"
-
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="jobs")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    source = models.CharField(max_length=20, choices=Source.choices)
-    description = models.CharField(max_length=500, blank=True)
-    archived_count = models.PositiveIntegerField(default=0)
-    sync_source = models.ForeignKey("Source", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs",
-                                    help_text="The folder or Git source this job synced.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"Job {self.pk} ({self.get_source_display()})"
-
-
-class IndexingJobItem(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        INDEXED = "indexed", "Indexed"
-        UNCHANGED = "unchanged", "Unchanged"
-        SKIPPED = "skipped", "Skipped"
-        FAILED = "failed", "Failed"
-
-    FINISHED = (Status.INDEXED, Status.UNCHANGED, Status.SKIPPED, Status.FAILED)
-
-    job = models.ForeignKey(IndexingJob, on_delete=models.CASCADE, related_name="items")
-    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="job_items")
-    path = models.CharField(max_length=1024, help_text="The document path as it will be stored.")
-    display_path = models.CharField(max_length=1024, blank=True, db_default="",
-                                    help_text="The path pages show: relative to the folder it was ingested from.")
-    source_file = models.CharField(max_length=2048, help_text="Where the worker reads the bytes.")
-    file_mtime = models.FloatField(null=True, blank=True,
-                                   help_text="The file's own mtime when the bytes' copy lost it (browser, zip).")
-    mtime_is_upload_time = models.BooleanField(default=False, db_default=False,
-                                               help_text="Nothing told us when the file was written.")
-    # What the source knows better than the file: a Git tag's label and its commit's date (rag.sources.git_sync).
-    hints = models.JSONField(default=dict, blank=True, db_default={})
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    error = models.TextField(blank=True)
-    note = models.CharField(max_length=1000, blank=True, default="", db_default="",
-                            help_text="How far a slow file is (OCR page 3 of 12), then what was left out of it.")
-    chunk_count = models.PositiveIntegerField(default=0)
-    encoded_count = models.PositiveIntegerField(default=0, help_text="Chunks that needed the encoder (not cached).")
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # Who runs a RUNNING item and until when: past the lease, its worker is presumed dead (rag.jobs).
-    task_id = models.CharField(max_length=64, blank=True, db_default="", default="")
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    lost_runs = models.PositiveSmallIntegerField(default=0, db_default=0,
-                                                 help_text="Runs whose worker died before they finished.")
-    merged_at = models.DateTimeField(null=True, blank=True,
-                                     help_text="When the merge of its new chunks ended (or gave up); empty: pending.")
-
-    class Meta:
-        ordering = ["job_id", "id"]
-
-    def __str__(self) -> str:
-        return self.path
-
-    @property
-    def shown_path(self) -> str:
-        return self.display_path or shown_path(self.path)
-
-
 class CanonicalRecord(models.Model):
     """Near-duplicate chunks merged into one: the newest version is canonical, the rest are variants."""
 
@@ -424,88 +292,3 @@ class Contradiction(models.Model):
 
     def __str__(self) -> str:
         return f"Contradiction {self.pk} ({self.status})"
-
-
-class ApiToken(models.Model):
-    """A personal token for the JSON API (`Authorization: Bearer <token>`), acting as its user.
-
-    Only a SHA-256 of the token is stored: the token is shown once, when made. A
-    token is 32 random bytes, so a plain hash is as good as a slow one and lets
-    a request find its token by an indexed lookup.
-    """
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100, help_text="What the token is for, e.g. 'CI docs check'.")
-    prefix = models.CharField(max_length=16, editable=False, help_text="The token's first characters, to recognise it.")
-    key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
-    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
-
-    class Meta:
-        ordering = ["-created_at"]
-        verbose_name = "API token"
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
-
-    @property
-    def revoked(self) -> bool:
-        return self.revoked_at is not None
-
-
-class Source(models.Model):
-    """A folder or Git repository that a workspace keeps in sync (rag.sources): on a schedule, or on demand."""
-
-    class Kind(models.TextChoices):
-        FOLDER = "folder", "Folder"
-        GIT = "git", "Git repository"
-
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="sources")
-    name = models.SlugField(max_length=100)
-    kind = models.CharField(max_length=10, choices=Kind.choices)
-    location = models.CharField(max_length=2048, help_text="A folder, or a Git repository's path or clone URL.")
-    branch = models.CharField(max_length=200, blank=True, help_text="Git: the branch read; empty: the default branch.")
-    tags_pattern = models.CharField(max_length=200, blank=True,
-                                    help_text="Git: a glob of the tags read; empty: tags that parse as versions.")
-    include = ArrayField(models.CharField(max_length=300), default=list, blank=True,
-                         help_text="Globs of the paths read (inside the folder or repository); empty: all.")
-    exclude = ArrayField(models.CharField(max_length=300), default=list, blank=True, help_text="Globs of the paths left out.")
-    every_minutes = models.PositiveIntegerField(default=60, help_text="Synced this often; 0: only on demand.")
-    watch = models.BooleanField(default=False, help_text="Folder: also sync on file-system events (make run's watcher).")
-    paused_reason = models.CharField(max_length=500, blank=True,
-                                     help_text="Why syncing stopped (the folder vanished); cleared by the next good sync.")
-    last_sync_at = models.DateTimeField(null=True, blank=True)
-    last_job = models.ForeignKey(IndexingJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    last_changes = models.JSONField(default=dict, blank=True,
-                                    help_text="What the last sync found: renamed, archived, tags read, ...")
-    last_error = models.TextField(blank=True, help_text="Why the last sync could not start.")
-    # Git: what was read ({"tags": {name: commit}, "branch": name, "branch_commit": sha}), so a re-sync reads only news.
-    state = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["workspace_id", "name"]
-        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="source_unique_name")]
-
-    def __str__(self) -> str:
-        return self.name
-
-    @property
-    def paused(self) -> bool:
-        return bool(self.paused_reason)
-
-
-class SourceFile(models.Model):
-    """One (path, blob) of a Git source: its document, and the tags whose trees hold that very blob."""
-
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="files")
-    file_path = models.CharField(max_length=1024, help_text="The path inside the repository.")
-    blob = models.CharField(max_length=64)
-    document_path = models.CharField(max_length=1024, help_text="Document.path of its document in the workspace.")
-    tags = ArrayField(models.CharField(max_length=200), default=list, blank=True, help_text="Oldest first.")
-    on_branch = models.BooleanField(default=False, help_text="The branch's head holds it (the unreleased version).")
-
-    class Meta:
-        ordering = ["source_id", "file_path"]
-        constraints = [models.UniqueConstraint(fields=["source", "file_path", "blob"], name="source_file_unique_blob")]
