@@ -17,8 +17,8 @@ from django.conf import settings
 
 from chat.citations import MARKER, citation_compliance, citation_for
 from chat.extractive import Extract, compose_change, compose_extractive, question_vector
-from chat.llm import LLMError, stream_chat
 from chat.prompts import llm_messages
+from rag.llm import LLMError, stream_chat
 from rag.retrieval import search_for_chat
 
 __all__ = ["Answer", "answer", "answer_stream", "citation_for", "compose_extractive", "llm_citations", "llm_messages"]
@@ -134,7 +134,7 @@ def answer(question: str, *, workspace, options: dict) -> Answer:
 def answer_stream(question: str, *, workspace, options: dict, deadline: float | None = None) -> Iterator[str | Answer]:
     """Yield reply pieces as the LLM writes them, then the finished Answer (extractive on failure).
 
-    `deadline`: the time.monotonic() instant the reply must be in by (chat.llm.stream_chat's default if None).
+    `deadline`: the time.monotonic() instant the reply must be in by (rag.llm.stream_chat's default if None).
     """
     timer = Timer()
     results, used = _search(question, workspace=workspace, options=options)

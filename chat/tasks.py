@@ -4,7 +4,7 @@ A generated answer holds its worker for as long as the model takes (up to
 LLM_ANSWER_DEADLINE_SECONDS), so it gets a queue of its own, consumed by the
 worker of threads that `make run` starts for it (config.launcher): indexing and
 answers never wait behind each other. A pool of threads enforces no Celery time
-limit; the answer's deadline (chat.llm.stream_chat checks it on every read) and
+limit; the answer's deadline (rag.llm.stream_chat checks it on every read) and
 the page's expiry of a pending answer are the bounds there.
 """
 

@@ -10,18 +10,16 @@ A rewrite must never cost an answer: any failure (unreachable, slow past
 SEARCH_LLM_REWRITE_TIMEOUT_SECONDS, HTTP error, an empty or malformed reply)
 is logged and the search goes on with the original question alone.
 
-This is a plain, non-streamed completion. rag cannot use chat.llm (apps
-depend downward only: chat -> rag), so the few lines of HTTP live here.
+This is a plain, non-streamed completion through rag.llm, the one client.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import urllib.error
-import urllib.request
 
 from django.conf import settings
+
+from rag.llm import LLMError, complete_chat
 
 logger = logging.getLogger("rag.retrieval")
 
@@ -33,38 +31,17 @@ PROMPT = (
 )
 
 
-class RewriteError(Exception):
-    """The model gave no usable rewrite; the search goes on without one."""
-
-
 def rewrite_enabled() -> bool:
     return bool(settings.SEARCH_LLM_REWRITE and settings.LLM_BASE_URL)
 
 
 def question_rewrite(question: str) -> str:
-    """One rewrite of `question`; raises RewriteError when the model cannot give one."""
-    url = settings.LLM_BASE_URL.rstrip("/") + "/chat/completions"
-    body = json.dumps({
-        "model": settings.LLM_MODEL, "stream": False, "temperature": 0,
-        "messages": [{"role": "system", "content": PROMPT}, {"role": "user", "content": question}],
-    }).encode()
-    headers = {"Content-Type": "application/json"}
-    if settings.LLM_API_KEY:
-        headers["Authorization"] = f"Bearer {settings.LLM_API_KEY}"
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=settings.SEARCH_LLM_REWRITE_TIMEOUT_SECONDS) as response:
-            reply = json.loads(response.read().decode("utf-8", "replace"))
-        text = reply["choices"][0]["message"]["content"]
-    except urllib.error.HTTPError as exc:
-        raise RewriteError(f"model server answered HTTP {exc.code}") from exc
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise RewriteError(f"model server unreachable or too slow: {getattr(exc, 'reason', exc)}") from exc
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise RewriteError("model server sent no completion") from exc
-    rewrite = " ".join(str(text or "").split())[:MAX_REWRITE_CHARS]
+    """One rewrite of `question`; raises LLMError when the model cannot give one."""
+    text = complete_chat([{"role": "system", "content": PROMPT}, {"role": "user", "content": question}],
+                         timeout=settings.SEARCH_LLM_REWRITE_TIMEOUT_SECONDS, temperature=0)
+    rewrite = " ".join(text.split())[:MAX_REWRITE_CHARS]
     if not rewrite:
-        raise RewriteError("model server sent an empty rewrite")
+        raise LLMError("model server sent an empty rewrite")
     return rewrite
 
 
@@ -72,6 +49,6 @@ def rewrite_or_none(question: str) -> tuple[str | None, str | None]:
     """(rewrite, None) or (None, the reason there is none): a failure is logged, never raised."""
     try:
         return question_rewrite(question), None
-    except RewriteError as exc:
+    except LLMError as exc:
         logger.warning("query rewrite skipped", extra={"reason": str(exc)})
         return None, str(exc)

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from chat.answering import answer
-from chat.llm import LLMError, stream_chat
+from rag.llm import LLMError, stream_chat
 from chat.models import Message
 from chat.prompts import llm_messages
 from rag.retrieval import search_for_chat
@@ -165,7 +165,7 @@ def test_a_server_that_trickles_bytes_without_a_newline_is_cut_at_the_total_dead
 
 
 def test_a_server_that_never_ends_its_line_is_refused(settings, monkeypatch):
-    monkeypatch.setattr("chat.llm.MAX_EVENT_LINE_BYTES", 64)
+    monkeypatch.setattr("rag.llm.MAX_EVENT_LINE_BYTES", 64)
     with FakeLLM("x" * 500, byte_delay=0.0001) as server:
         settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "m"
         with pytest.raises(LLMError, match="a line over 64 bytes"):
