@@ -19,7 +19,7 @@ from chat.citations import MARKER, citation_compliance, citation_for
 from chat.extractive import Extract, compose_change, compose_extractive, question_vector
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
-from rag.retrieval import search_for_chat
+from chat.search import search_for_chat
 
 __all__ = ["Answer", "answer", "answer_stream", "citation_for", "compose_extractive", "llm_citations", "llm_messages"]
 

@@ -1,8 +1,14 @@
 """Retrieval: `search(query, SearchOptions) -> SearchResultSet`, used by chat, the CLI and the JSON API."""
 
-from rag.retrieval.options import SearchFilters, SearchOptionError, SearchOptions, options_from_params
+from rag.retrieval.options import (
+    SearchFilters,
+    SearchOptionError,
+    SearchOptions,
+    options_from_params,
+    parse_datetime_bound,
+)
 from rag.retrieval.results import SearchResult, SearchResultSet
-from rag.retrieval.search import search, search_for_chat
+from rag.retrieval.search import search
 
 __all__ = [
     "SearchFilters",
@@ -11,6 +17,6 @@ __all__ = [
     "SearchResult",
     "SearchResultSet",
     "options_from_params",
+    "parse_datetime_bound",
     "search",
-    "search_for_chat",
 ]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +46,7 @@ from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
 from rag.retrieval.neardup import collapse_near_duplicates
-from rag.retrieval.options import SearchFilters, SearchOptionError, SearchOptions, parse_datetime_bound
+from rag.retrieval.options import SearchFilters, SearchOptionError, SearchOptions
 from rag.retrieval.ranking import (
     classify_query,
     doc_type_keywords,
@@ -455,40 +454,3 @@ def _observe(result_set: SearchResultSet, *, workspace_id: int, duration: float)
         },
     )
 
-
-# --- the chat's options --------------------------------------------------------------------
-
-_CHAT_DATE_PHRASES = {"last_7_days": "last 7 days", "this_month": "this month", "this_year": "this year"}
-
-
-def search_for_chat(
-    question: str, *, workspace: Any, options: dict[str, Any], top_k: int,
-    query_embedding: Sequence[float] | None = None,
-) -> tuple[SearchResultSet, dict]:
-    """Search with a conversation's stored options; returns the results and what was applied."""
-    date_choice = options.get("date") or "any"
-    doc_type = (options.get("doc_type") or "").strip()
-    only_type = bool(doc_type) and options.get("doc_type_mode") == "filter"  # else the type is boosted
-    filters = SearchFilters(
-        date_phrase=_CHAT_DATE_PHRASES.get(date_choice, ""),
-        created_after=parse_datetime_bound(options.get("after"), name="after") if date_choice == "after" else None,
-        include_archived=bool(options.get("include_archived")),
-        doc_types=(doc_type,) if only_type else (),
-    )
-    results = search(
-        question,
-        SearchOptions(
-            workspace=workspace,
-            top_k=top_k,
-            filters=filters,
-            # "Hide duplicate passages": copies merged into their record (licensed) and near-duplicates collapsed.
-            respect_canonicals=bool(options.get("dedup", True)),
-            dedup=bool(options.get("dedup", True)),
-            include_provenance=bool(options.get("provenance")),
-            doc_type_override=(doc_type,) if doc_type and not only_type else (),
-            query_embedding=tuple(query_embedding) if query_embedding is not None else None,
-            as_of_version=options.get("as_of_version", ""),
-            as_of_date=parse_datetime_bound(options.get("as_of_date"), name="as_of_date", end_of_day=True),
-        ),
-    )
-    return results, results.describe()

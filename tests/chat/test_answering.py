@@ -11,7 +11,7 @@ from chat.prompts import llm_messages
 from rag.dedup.merge import contradiction_resolve, workspace_merge
 from rag.lineage.labels import version_key
 from rag.models import Chunk, Contradiction, Document
-from rag.retrieval import search_for_chat
+from chat.search import search_for_chat
 from rag.sentences import split_sentences
 from tests.llm_server import FakeLLM
 

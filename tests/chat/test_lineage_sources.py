@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from chat.answering import citation_for
 from chat.models import Message
-from rag.retrieval import SearchResult, SearchResultSet
-from rag.retrieval.search import search_for_chat
+from chat.search import chat_search_options
+from rag.retrieval import SearchResult
 from tests.rag.factories import DocumentFactory
 
 pytestmark = pytest.mark.django_db
@@ -104,15 +102,8 @@ def test_bad_answer_as_of_is_an_inline_message(logged_in_client, conversation, l
     assert not conversation.search_options.get("as_of_version") and not conversation.search_options.get("as_of_date")
 
 
-def test_search_for_chat_passes_answer_as_of(monkeypatch, workspace):
-    seen = []
-
-    def fake_search(query, options):
-        seen.append(options)
-        return SearchResultSet([], query=query, canonical_filtering="off", options={}, filters={}, stats={})
-
-    # The package exports the function under the module's name; patch the module itself.
-    monkeypatch.setattr(importlib.import_module("rag.retrieval.search"), "search", fake_search)
-    search_for_chat("q", workspace=workspace, options={"as_of_version": "2.1", "as_of_date": "2025-03-15"}, top_k=3)
-    assert seen[0].as_of_version == "2.1"
-    assert seen[0].as_of_date.date().isoformat() == "2025-03-15" and seen[0].as_of_date.hour == 23
+def test_the_chat_options_pass_answer_as_of(workspace):
+    options = chat_search_options(workspace=workspace, options={"as_of_version": "2.1", "as_of_date": "2025-03-15"},
+                                  top_k=3)
+    assert options.as_of_version == "2.1"
+    assert options.as_of_date.date().isoformat() == "2025-03-15" and options.as_of_date.hour == 23

@@ -15,7 +15,7 @@ from chat.answering import answer
 from rag.llm import LLMError, stream_chat
 from chat.models import Message
 from chat.prompts import llm_messages
-from rag.retrieval import search_for_chat
+from chat.search import search_for_chat
 from tests.chat.conftest import index_folder
 from tests.llm_server import FakeLLM
 

@@ -82,7 +82,7 @@ def test_duplicate_titles_are_told_apart_in_the_sidebar(workspace, user):
 
 def test_doc_type_filter_keeps_other_types_out_and_boost_only_reorders(workspace, api_versions, licensed):
     from rag.models import Document
-    from rag.retrieval.search import search_for_chat
+    from chat.search import search_for_chat
 
     notes = Document.objects.get(workspace=workspace, path__endswith="notes.md")
     Document.objects.filter(pk=notes.pk).update(doc_type="user")
