@@ -23,8 +23,8 @@ from django.conf import settings
 
 from chat.citations import citation_for
 from rag import embeddings
-from rag.dedup.facts import fact_differences
-from rag.embeddings.cache import embed_with_cache
+from rag.dedup import fact_differences
+from rag.retrieval import embed_with_cache
 from rag.selectors import chunk_other_versions, contradiction_decision
 from rag.sentences import SentenceSpan, sentence_spans
 
