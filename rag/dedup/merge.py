@@ -28,7 +28,7 @@ from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from rag.dedup.contradictions import contradictions_prune, contradictions_raise, near_pairs
@@ -58,21 +58,6 @@ class MergeStats:
     def add(self, other: MergeStats) -> None:
         for name in ("records_created", "records_changed", "records_dissolved", "contradictions_raised"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-
-
-@dataclass(frozen=True)
-class ProvenanceEntry:
-    role: str  # "canonical" or "variant"
-    chunk_id: int
-    document_id: int
-    path: str
-    title: str
-    doc_date: datetime | None
-    indexed_at: datetime | None
-    heading_path: str
-    chunk_index: int
-    similarity: float | None  # to the canonical; None for the canonical itself
-    merged_at: datetime | None
 
 
 @dataclass
@@ -442,33 +427,3 @@ def contradiction_resolve(*, contradiction_id: int, action: str, user, note: str
     logger.info("contradiction reviewed", extra={"contradiction_id": contradiction_id, "action": action,
                                                  "user_id": getattr(user, "pk", None)})
     return contradiction
-
-
-# --- selectors ---------------------------------------------------------------------------------
-
-
-def record_provenance(*, record_id: int, user=None) -> list[ProvenanceEntry]:
-    """Where a record's text comes from: its canonical, then its variants newest first (a query, not a copy).
-
-    With `user`, only records of that user's workspaces are found.
-    """
-    records = CanonicalRecord.objects.select_related("canonical_chunk__document").filter(pk=record_id)
-    if user is not None:
-        records = records.filter(workspace__members=user)
-    record = records.first()
-    if record is None:
-        raise CanonicalRecord.DoesNotExist(f"no record {record_id}")
-
-    def entry(role: str, chunk: Chunk, similarity: float | None, merged_at: datetime | None) -> ProvenanceEntry:
-        document = chunk.document
-        return ProvenanceEntry(role=role, chunk_id=chunk.pk, document_id=document.pk, path=document.path,
-                               title=document.title, doc_date=document.doc_date, indexed_at=document.indexed_at,
-                               heading_path=chunk.heading_path, chunk_index=chunk.chunk_index,
-                               similarity=similarity, merged_at=merged_at)
-
-    entries = [entry("canonical", record.canonical_chunk, None, None)] if record.canonical_chunk else []
-    variants = record.variants.select_related("chunk__document").order_by(
-        F("chunk__document__doc_date").desc(nulls_last=True), F("chunk__document__indexed_at").desc(nulls_last=True),
-        "-chunk_id")
-    entries += [entry("variant", variant.chunk, variant.similarity, variant.merged_at) for variant in variants]
-    return entries

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from rag.retrieval import vectors
 from rag.retrieval.neardup import collapse_near_duplicates
+from rag.selectors import record_members
 
 
 class Candidate(Protocol):
@@ -106,7 +107,14 @@ def supersede_conflicts(
 
 
 def record_details(record_ids: Sequence[int], *, workspace_id: int) -> tuple[dict[int, list[dict]], list[dict]]:
-    """Members of each record and the pending contradictions among all of them."""
-    members = vectors.record_members(record_ids, workspace_id=workspace_id)
+    """Members of each record, as results show them, and the pending contradictions among all of them."""
+    members = {
+        record_id: [{
+            "role": m.role, "chunk_id": m.chunk_id, "document_id": m.document_id, "path": m.path, "title": m.title,
+            "doc_date": m.doc_date, "archived": m.archived,
+            "similarity": 1.0 if m.similarity is None else round(float(m.similarity), 4),
+        } for m in rows]
+        for record_id, rows in record_members(record_ids=record_ids, workspace_id=workspace_id).items()
+    }
     chunk_ids = [m["chunk_id"] for rows in members.values() for m in rows]
     return members, vectors.pending_contradictions(chunk_ids)

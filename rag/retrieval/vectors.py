@@ -271,32 +271,6 @@ def record_stats(chunks: Sequence[tuple[int, int | None]]) -> dict[int, tuple[in
         return {int(chunk_id): (int(count), bool(flag)) for chunk_id, count, flag in cursor.fetchall()}
 
 
-def record_members(record_ids: Sequence[int], *, workspace_id: int) -> dict[int, list[dict]]:
-    """Every chunk of each record (canonical first, then variants newest first) with its document."""
-    if not record_ids:
-        return {}
-    sql = f"""
-        SELECT r.id, 'canonical', c.id, d.id, d.path, d.title, d.doc_date, d.archived, 1.0::float8
-        FROM {RECORD} r JOIN {CHUNK} c ON c.id = r.canonical_chunk_id JOIN {DOCUMENT} d ON d.id = c.document_id
-        WHERE r.id = ANY(%s) AND r.workspace_id = %s
-        UNION ALL
-        SELECT v.record_id, 'variant', c.id, d.id, d.path, d.title, d.doc_date, d.archived, v.similarity
-        FROM {VARIANT} v JOIN {RECORD} r ON r.id = v.record_id
-        JOIN {CHUNK} c ON c.id = v.chunk_id JOIN {DOCUMENT} d ON d.id = c.document_id
-        WHERE v.record_id = ANY(%s) AND r.workspace_id = %s"""
-    members: dict[int, list[dict]] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [list(record_ids), workspace_id, list(record_ids), workspace_id])
-        for record_id, role, chunk_id, document_id, path, title, doc_date, archived, similarity in cursor.fetchall():
-            members.setdefault(record_id, []).append({
-                "role": role, "chunk_id": chunk_id, "document_id": document_id, "path": path, "title": title,
-                "doc_date": doc_date, "archived": archived, "similarity": round(float(similarity), 4),
-            })
-    for rows in members.values():
-        rows.sort(key=lambda m: (m["role"] != "canonical", -(m["doc_date"].timestamp() if m["doc_date"] else -1e12)))
-    return members
-
-
 def pending_contradictions(chunk_ids: Sequence[int]) -> list[dict]:
     if not chunk_ids:
         return []

@@ -11,11 +11,12 @@ from django.core.management import call_command
 from django.db import connection, transaction
 
 from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
-from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, record_provenance, workspace_merge
+from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, workspace_merge
 from rag.dedup.neighbours import member_edges, neighbours_sql, pairwise_edges, search_plan
 from rag.documents import documents_archive, documents_unarchive
 from rag.jobs.run import job_item_run
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
+from rag.selectors import record_members, record_provenance
 from rag.uploads import indexing_job_create
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.dedup_support import (
@@ -570,6 +571,9 @@ def test_record_provenance_lists_the_canonical_then_variants_newest_first(worksp
     assert entries[0].similarity is None and all(0.95 <= e.similarity for e in entries[1:])
     with pytest.raises(CanonicalRecord.DoesNotExist):
         record_provenance(record_id=record.pk, user=_user())  # not a member of the workspace
+    # One reader: search's variants and provenance read the same members, scoped to the workspace.
+    assert record_members(record_ids=[record.pk], workspace_id=workspace.pk) == {record.pk: entries}
+    assert record_members(record_ids=[record.pk], workspace_id=WorkspaceFactory().pk) == {}
 
 
 @pytest.mark.django_db
