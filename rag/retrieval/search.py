@@ -375,34 +375,26 @@ def _one_label_per_release(results: list[SearchResult], *, workspace_id: int) ->
         result.superseded_by_label = release_label(result.superseded_by_label, releases)
 
 
+# Result fields a hydrated row carries under the same name (vectors.hydrate); the others are worked out here.
+_ROW_FIELDS = ("document_id", "path", "title", "doc_date", "doc_type", "heading_path", "text", "similarity",
+               "chunk_index", "source_type", "family_id", "version_label", "is_latest_version", "lineage",
+               "superseded_by")
+
+
 def _result(candidate: _Candidate) -> SearchResult:
     row = candidate.row
     record_id = row.get("record_id")
     return SearchResult(
         chunk_id=candidate.chunk_id,
-        document_id=row["document_id"],
-        path=row["path"],
-        title=row["title"],
-        doc_date=row["doc_date"],
-        doc_type=row["doc_type"],
-        heading_path=row["heading_path"],
-        text=row["text"],
         score=candidate.score,
-        similarity=row["similarity"],
-        chunk_index=row["chunk_index"],
         page=row.get("page"),
-        source_type=row["source_type"],
         canonical_record_id=record_id,
         is_variant=record_id is not None and row.get("record_canonical_chunk_id") != candidate.chunk_id,
         ranks=candidate.ranks,
         collapsed_chunk_ids=candidate.collapsed,
-        family_id=row["family_id"],
-        version_label=row["version_label"],
-        is_latest_version=row["is_latest_version"],
-        lineage=row["lineage"],
-        superseded_by=row["superseded_by"],
         superseded_by_label=row["superseded_by_label"] or "",
         replaced_chunk_id=candidate.replaced_chunk_id,
+        **{name: row[name] for name in _ROW_FIELDS},
     )
 
 

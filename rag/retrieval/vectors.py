@@ -92,21 +92,17 @@ def semantic_plan(scope: Scope, limit: int) -> SemanticPlan:
     return SemanticPlan("hnsw", ef_search=ef_search)
 
 
-def hnsw_query(scope: Scope, query_vector: str, limit: int) -> tuple[str, list]:
+def knn_query(scope: Scope, query_vector: str, limit: int, *, exact: bool) -> tuple[str, list]:
+    """The nearest chunks in scope: by the HNSW index, or (`exact`) by comparing every row in scope.
+
+    The two differ only in the ORDER BY: "+ 0" is an order the HNSW index cannot serve, so the planner
+    scans; psycopg keeps a prepared statement's plan, so the statement's shape is what picks the path.
+    """
     condition, params = scope.chunk_condition("c")
+    order = "(c.embedding <=> %s::vector) + 0, c.id" if exact else "c.embedding <=> %s::vector"
     sql = (
         f"SELECT c.id, c.embedding <=> %s::vector AS distance FROM {CHUNK} c WHERE {condition} "
-        f"ORDER BY c.embedding <=> %s::vector LIMIT %s"
-    )
-    return sql, [query_vector, *params, query_vector, limit]
-
-
-def exact_query(scope: Scope, query_vector: str, limit: int) -> tuple[str, list]:
-    condition, params = scope.chunk_condition("c")
-    # "+ 0": an ORDER BY the HNSW index cannot serve, so every row in scope is compared.
-    sql = (
-        f"SELECT c.id, c.embedding <=> %s::vector AS distance FROM {CHUNK} c WHERE {condition} "
-        f"ORDER BY (c.embedding <=> %s::vector) + 0, c.id LIMIT %s"
+        f"ORDER BY {order} LIMIT %s"
     )
     return sql, [query_vector, *params, query_vector, limit]
 
@@ -143,10 +139,10 @@ def semantic_candidates(
     literal = vector_literal(query_vector)
     plan = SemanticPlan(force, EF_SEARCH_MIN if force == "hnsw" else None) if force else semantic_plan(scope, limit)
     if plan.path == "exact":
-        return SemanticCandidates(_fetch(*exact_query(scope, literal, limit)), "exact", None)
-    rows = _fetch_with_ef_search(plan.ef_search, *hnsw_query(scope, literal, limit))
+        return SemanticCandidates(_fetch(*knn_query(scope, literal, limit, exact=True)), "exact", None)
+    rows = _fetch_with_ef_search(plan.ef_search, *knn_query(scope, literal, limit, exact=False))
     if not force and len(rows) < limit and scope.chunks_in_scope > len(rows):
-        return SemanticCandidates(_fetch(*exact_query(scope, literal, limit)), "hnsw+exact", plan.ef_search)
+        return SemanticCandidates(_fetch(*knn_query(scope, literal, limit, exact=True)), "hnsw+exact", plan.ef_search)
     return SemanticCandidates(rows, "hnsw", plan.ef_search)
 
 

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from rag.retrieval import SearchFilters, search
 from rag.dates import DatePhraseError, parse_date_phrase
 from rag.retrieval.filters import Scope, build_scope
-from rag.retrieval.vectors import exact_query, hnsw_query, semantic_candidates, semantic_plan, vector_literal
+from rag.retrieval.vectors import knn_query, semantic_candidates, semantic_plan, vector_literal
 from tests.factories import WorkspaceFactory
 from tests.rag.retrieval_helpers import add_document, hnsw_built_after, options, random_chunks
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
@@ -188,8 +188,8 @@ def test_the_index_scan_starves_under_a_filter_and_the_fallback_rescues_it(hayst
     literal = vector_literal(needles[0])
     # EXPLAIN: even with sequential scans and sorts discouraged, the exact shape never uses the
     # HNSW index, while the index shape does.
-    assert "chunk_embedding_hnsw" not in _plan(*exact_query(scope, literal, 10))
-    assert "Index Scan using chunk_embedding_hnsw" in _plan(*hnsw_query(scope, literal, 10))
+    assert "chunk_embedding_hnsw" not in _plan(*knn_query(scope, literal, 10, exact=True))
+    assert "Index Scan using chunk_embedding_hnsw" in _plan(*knn_query(scope, literal, 10, exact=False))
 
     lying = Scope(**{**scope.__dict__, "chunks_in_table": scope.chunks_in_scope})  # claims the scope is everything
     with transaction.atomic():
