@@ -272,6 +272,18 @@ def build_sections(title: str, blocks: Sequence[Block]) -> list[Section]:
 # --- tables and definition lists -----------------------------------------------------------------
 
 
+def outline_document(title: str, format: str, blocks: Sequence[Block], **fields: Any) -> ParsedDocument:
+    """A document whose sections are its outline (the markup formats): the blocks grouped under their headings."""
+    return ParsedDocument(title=title, format=format, sections=build_sections(title, blocks), **fields)
+
+
+def joined_line(paragraph: str, line: str) -> str:
+    """A wrapped line added to its paragraph (PDF text, OCR): a word hyphenated across the break is made whole."""
+    if paragraph.endswith("-") and line[:1].islower():
+        return paragraph[:-1] + line
+    return f"{paragraph} {line}"
+
+
 def _sentence(text: str) -> str:
     text = squash(text)
     return text if not text or text[-1] in ".!?:;" else text + "."

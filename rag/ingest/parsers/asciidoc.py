@@ -10,8 +10,8 @@ from rag.ingest.parsers._common import (
     BlockWriter,
     InlineRules,
     ParsedDocument,
-    build_sections,
     emphasis_rules,
+    outline_document,
     squash,
     strip_inline_outside_code,
     without_closing_marks,
@@ -139,10 +139,7 @@ def parse_asciidoc(stem: str, text: str) -> ParsedDocument:
     if open_blocks and verbatim:  # an unclosed listing block runs to the end
         writer.verbatim("\n".join(verbatim))
     title = title or stem
-    sections = build_sections(title, writer.finish())
-    return ParsedDocument(
-        title=title, format="asciidoc", sections=sections, metadata=metadata, metadata_lines=attribute_lines
-    )
+    return outline_document(title, "asciidoc", writer.finish(), metadata=metadata, metadata_lines=attribute_lines)
 
 
 def _table_rows(lines: list[str], attributes: dict[str, Any], has_header: bool) -> tuple[list[str], list[list[str]]]:

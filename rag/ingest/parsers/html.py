@@ -11,8 +11,8 @@ from rag.ingest.parsers._common import (
     Block,
     BlockWriter,
     ParsedDocument,
-    build_sections,
     optional_str,
+    outline_document,
     squash,
     take_title_heading,
 )
@@ -145,4 +145,4 @@ def parse_html(stem: str, text: str) -> ParsedDocument:
     outline.walk(soup)
     heading_title, blocks = take_title_heading(outline.finish(), explicit_title)
     title = explicit_title or heading_title or stem
-    return ParsedDocument(title=title, format="html", sections=build_sections(title, blocks), metadata=metadata)
+    return outline_document(title, "html", blocks, metadata=metadata)

@@ -16,9 +16,9 @@ from rag.ingest.parsers._common import (
     BlockWriter,
     InlineRules,
     ParsedDocument,
-    build_sections,
     emphasis_rules,
     optional_str,
+    outline_document,
     squash,
     strip_inline_outside_code,
     take_title_heading,
@@ -250,10 +250,8 @@ def parse_markdown(stem: str, text: str) -> ParsedDocument:
     metadata = _json_safe(frontmatter)
     if frontmatter_error:
         metadata["frontmatter_error"] = frontmatter_error
-    return ParsedDocument(
-        title=title,
-        format="markdown",
-        sections=build_sections(title, blocks),
+    return outline_document(
+        title, "markdown", blocks,
         metadata=metadata,
         tags=_as_list(frontmatter.get("tags")),
         entities=_as_list(frontmatter.get("entities")),

@@ -25,6 +25,7 @@ from rag.ingest.parsers._common import (
     Progress,
     Section,
     build_sections,
+    joined_line,
     no_progress,
     optional_str,
     squash,
@@ -350,10 +351,8 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[str, int]]:
             if current:
                 paragraphs.append((current, page))
             current, page = line.text, line.page
-        elif current.endswith("-") and line.text[:1].islower():
-            current = current[:-1] + line.text
         else:
-            current = f"{current} {line.text}"
+            current = joined_line(current, line.text)
         previous = line
     if current:
         paragraphs.append((current, page))

@@ -16,8 +16,8 @@ from rag.ingest.parsers._common import (
     Heading,
     InlineRules,
     ParsedDocument,
-    build_sections,
     emphasis_rules,
+    outline_document,
     squash,
 )
 
@@ -147,13 +147,7 @@ def parse_rst(stem: str, text: str) -> ParsedDocument:
         metadata["version_directives"] = reader.version_directives
     if reader.has_toctree:
         metadata["toctree"] = True
-    return ParsedDocument(
-        title=title,
-        format="rst",
-        sections=build_sections(title, blocks),
-        metadata=metadata,
-        metadata_lines=docinfo.lines,
-    )
+    return outline_document(title, "rst", blocks, metadata=metadata, metadata_lines=docinfo.lines)
 
 
 class _Reader:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rag.ingest.parsers._common import NEW_LINE_IN_PARAGRAPH, BlockWriter, ParsedDocument, build_sections, squash
+from rag.ingest.parsers._common import NEW_LINE_IN_PARAGRAPH, BlockWriter, ParsedDocument, outline_document, squash
 
 _UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
 _SEPARATOR = re.compile(r"^\s*([=\-*_#~])\1{2,}\s*$")
@@ -55,7 +55,7 @@ def parse_text(stem: str, text: str) -> ParsedDocument:
             writer.line(squash(line) + ":")  # "Access token: A short-lived bearer token ..." reads as one paragraph
         else:
             writer.line(line)
-    return ParsedDocument(title=title, format="text", sections=build_sections(title, writer.finish()), metadata={})
+    return outline_document(title, "text", writer.finish(), metadata={})
 
 
 _TERM_MAX_CHARS = 50
