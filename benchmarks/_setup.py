@@ -10,9 +10,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def django_setup(*, encoder: str = "minilm") -> None:
-    """Configure Django on var/bench (embedded services start on demand) and migrate."""
+def django_setup(*, encoder: str = "minilm", data_dir: Path | None = None) -> None:
+    """Configure Django on `data_dir` (else DATA_DIR, else var/bench; embedded services start on demand) and migrate."""
     sys.path.insert(0, str(ROOT))
+    if data_dir is not None:
+        os.environ["DATA_DIR"] = str(data_dir)  # the benchmark's own folder, never a real instance
     os.environ.setdefault("DATA_DIR", str(ROOT / "var" / "bench"))
     os.environ["EMBEDDING_ENCODER"] = os.environ.get("EMBEDDING_ENCODER", encoder)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

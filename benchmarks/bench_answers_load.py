@@ -122,8 +122,7 @@ def main() -> int:
     parser.add_argument("--words", type=int, default=15)
     parser.add_argument("--word-delay", type=float, default=0.2)
     args = parser.parse_args()
-    os.environ["DATA_DIR"] = str(DATA_DIR)
-    django_setup(encoder="hashing")
+    django_setup(encoder="hashing", data_dir=DATA_DIR)
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection

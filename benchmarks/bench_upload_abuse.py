@@ -190,8 +190,7 @@ def main() -> int:
     parser.add_argument("--uploads", type=int, default=1000)
     parser.add_argument("--zips", type=int, default=200)
     args = parser.parse_args()
-    os.environ["DATA_DIR"] = str(DATA_DIR)
-    django_setup(encoder="hashing")
+    django_setup(encoder="hashing", data_dir=DATA_DIR)
     from django.conf import settings
     from django.core.management import call_command
 

@@ -54,8 +54,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=40)
     args = parser.parse_args()
-    os.environ["DATA_DIR"] = str(DATA_DIR)
-    django_setup(encoder="minilm")
+    django_setup(encoder="minilm", data_dir=DATA_DIR)
     from tests.faults import write_corpus
 
     folder = write_corpus(DATA_DIR / "memory-corpus", files=args.files, seed=7)

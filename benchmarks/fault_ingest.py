@@ -107,8 +107,7 @@ def main() -> int:
     parser.add_argument("--only", default="kill,redis,postgres")
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
-    os.environ["DATA_DIR"] = str(DATA_DIR)
-    django_setup(encoder=args.encoder)
+    django_setup(encoder=args.encoder, data_dir=DATA_DIR)
     from django.conf import settings
 
     from tests.faults import Beat, PoolWorker, compare, write_corpus

@@ -29,8 +29,7 @@ def main() -> int:
     parser.add_argument("--good", type=int, default=100)
     parser.add_argument("--each", type=int, default=5)
     args = parser.parse_args()
-    os.environ["DATA_DIR"] = str(DATA_DIR)
-    django_setup(encoder="hashing")
+    django_setup(encoder="hashing", data_dir=DATA_DIR)
     from django.conf import settings
 
     from rag.jobs.tasks import index_document
