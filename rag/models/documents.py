@@ -80,11 +80,13 @@ class Document(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.INDEXED, db_index=True)
     error = models.TextField(blank=True, help_text="Why the last indexing of this file failed.")
-    archived = models.BooleanField(default=False, help_text="Missing from its folder at the last ingest; not searched.")
+    archived = models.BooleanField(default=False,
+                                   help_text="Missing from its folder at the last ingest; not searched.")
     chunk_count = models.PositiveIntegerField(default=0)
     date_set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+", help_text="Who set the date by hand; a re-index keeps it.")
-    version_label = models.CharField(max_length=50, blank=True, db_default="", help_text='As shown: "3.0", "2.1.4".')
+    version_label = models.CharField(max_length=50, blank=True, db_default="",
+                                     help_text='As shown: "3.0", "2.1.4".')
     version_key = models.CharField(max_length=100, blank=True, db_default="", db_index=True,
                                    help_text="version_label in a form that sorts as versions do.")
     version_source = models.CharField(max_length=30, blank=True, db_default="")
@@ -92,7 +94,8 @@ class Document(models.Model):
                                        related_name="+", help_text="Who set the version by hand; a re-index keeps it.")
     family = models.ForeignKey(DocumentFamily, null=True, blank=True, on_delete=models.SET_NULL, related_name="members")
     family_position = models.PositiveIntegerField(null=True, blank=True, help_text="0 is the oldest member.")
-    is_latest_version = models.BooleanField(default=True, db_default=True, help_text="No newer member in its family.")
+    is_latest_version = models.BooleanField(default=True, db_default=True,
+                                            help_text="No newer member in its family.")
     copy_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="copies",
                                 help_text="A member whose content this document repeats; it takes that place.")
     # Lineage's lookup keys, so that indexing one document finds its named candidates through an index instead of
@@ -157,7 +160,8 @@ class DocumentRelation(models.Model):
     document_a = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
     document_b = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
     strength = models.FloatField(help_text="How much of the content corresponds; identical pairs are strongest.")
-    identical = models.BooleanField(default=False, help_text="Every chunk of each has a near-identical counterpart.")
+    identical = models.BooleanField(default=False,
+                                    help_text="Every chunk of each has a near-identical counterpart.")
 
     class Meta:
         constraints = [
@@ -182,8 +186,10 @@ class Chunk(models.Model):
     chunk_index = models.PositiveIntegerField()
     total_chunks = models.PositiveIntegerField()
     chunk_position = models.CharField(max_length=10)
-    page = models.PositiveIntegerField(null=True, blank=True, help_text="1-based page or slide the chunk starts on.")
+    page = models.PositiveIntegerField(null=True, blank=True,
+                                       help_text="1-based page or slide the chunk starts on.")
     embedding = VectorField(dimensions=EMBEDDING_DIM)
+
     class Lineage(models.TextChoices):
         CURRENT = "", "Current"
         SUPERSEDED = "superseded", "Superseded"  # a newer family member says this in its own words
@@ -238,7 +244,8 @@ class CanonicalRecord(models.Model):
     canonical_chunk = models.OneToOneField(
         Chunk, null=True, on_delete=models.SET_NULL, related_name="canonical_of"
     )
-    merge_count = models.PositiveIntegerField(default=0, help_text="How many variants were merged into this record.")
+    merge_count = models.PositiveIntegerField(default=0,
+                                              help_text="How many variants were merged into this record.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -98,14 +98,17 @@ class Source(models.Model):
     name = models.SlugField(max_length=100)
     kind = models.CharField(max_length=10, choices=Kind.choices)
     location = models.CharField(max_length=2048, help_text="A folder, or a Git repository's path or clone URL.")
-    branch = models.CharField(max_length=200, blank=True, help_text="Git: the branch read; empty: the default branch.")
+    branch = models.CharField(max_length=200, blank=True,
+                              help_text="Git: the branch read; empty: the default branch.")
     tags_pattern = models.CharField(max_length=200, blank=True,
                                     help_text="Git: a glob of the tags read; empty: tags that parse as versions.")
     include = ArrayField(models.CharField(max_length=300), default=list, blank=True,
                          help_text="Globs of the paths read (inside the folder or repository); empty: all.")
-    exclude = ArrayField(models.CharField(max_length=300), default=list, blank=True, help_text="Globs of the paths left out.")
+    exclude = ArrayField(models.CharField(max_length=300), default=list, blank=True,
+                         help_text="Globs of the paths left out.")
     every_minutes = models.PositiveIntegerField(default=60, help_text="Synced this often; 0: only on demand.")
-    watch = models.BooleanField(default=False, help_text="Folder: also sync on file-system events (make run's watcher).")
+    watch = models.BooleanField(default=False,
+                                help_text="Folder: also sync on file-system events (make run's watcher).")
     paused_reason = models.CharField(max_length=500, blank=True,
                                      help_text="Why syncing stopped (the folder vanished); cleared by the next good sync.")
     last_sync_at = models.DateTimeField(null=True, blank=True)
@@ -142,3 +145,6 @@ class SourceFile(models.Model):
     class Meta:
         ordering = ["source_id", "file_path"]
         constraints = [models.UniqueConstraint(fields=["source", "file_path", "blob"], name="source_file_unique_blob")]
+
+    def __str__(self) -> str:
+        return f"{self.file_path}@{self.blob[:10]}"

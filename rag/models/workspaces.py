@@ -14,7 +14,9 @@ class Workspace(models.Model):
     name = models.CharField(max_length=200)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    builtin_demo = models.BooleanField(default=False, editable=False)  # set only by rag.bootstrap; the trial follows it
+    # Set only by the first start (rag.bootstrap) on the demo workspace it creates: the built-in trial
+    # follows this mark, so a workspace someone made and named `demo` never gets it.
+    builtin_demo = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -50,7 +52,8 @@ class QueryExpansion(models.Model):
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="query_expansions")
     term = models.CharField(max_length=100, help_text="A word or phrase, matched case-blind as whole words.")
-    expansions = models.CharField(max_length=1000, help_text="Comma-separated words or phrases to look for as well.")
+    expansions = models.CharField(max_length=1000,
+                                  help_text="Comma-separated words or phrases to look for as well.")
 
     class Meta:
         ordering = ["workspace_id", "term"]
@@ -73,7 +76,8 @@ class ApiToken(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, help_text="What the token is for, e.g. 'CI docs check'.")
-    prefix = models.CharField(max_length=16, editable=False, help_text="The token's first characters, to recognise it.")
+    prefix = models.CharField(max_length=16, editable=False,
+                              help_text="The token's first characters, to recognise it.")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
