@@ -106,25 +106,19 @@ def index_folders(folders: list[Path]) -> dict:
     timer.wrap(dedup, "neighbours", "neighbour search")
     calls: list[tuple[float, int]] = []  # (seconds, document id) per lineage update, in order
     lineage_update = dedup.document_lineage_update
-
-    def recorded(**kwargs):
-        started = time.perf_counter()
-        try:
-            return lineage_update(**kwargs)
-        finally:
-            calls.append((time.perf_counter() - started, kwargs["document_id"]))
-
-    dedup.document_lineage_update = recorded
     lineage_evidence = dedup.document_lineage_evidence  # read before the merge's lock: lineage's time too
 
-    def evidence_recorded(**kwargs):
-        started = time.perf_counter()
-        try:
-            return lineage_evidence(**kwargs)
-        finally:
-            calls.append((time.perf_counter() - started, kwargs["document_id"]))
+    def recorded(lineage_step):
+        def timed(**kwargs):
+            started = time.perf_counter()
+            try:
+                return lineage_step(**kwargs)
+            finally:
+                calls.append((time.perf_counter() - started, kwargs["document_id"]))
+        return timed
 
-    dedup.document_lineage_evidence = evidence_recorded
+    dedup.document_lineage_update = recorded(lineage_update)
+    dedup.document_lineage_evidence = recorded(lineage_evidence)
     load = os.getloadavg()[0]
     statuses: Counter = Counter()
     try:
