@@ -2,7 +2,8 @@
 
 An import inside a function between our own modules usually hides a circle, so both are checked: no circle
 among the project's modules, and no such import unless a comment starting `# import here:` on its line or
-the line before says why. A module past 500 lines is asking to be split along a seam.
+the line before says why. A module past 500 lines is asking to be split along a seam. Chat reaches rag only
+through its public faces (rag's top-level modules and what its packages export), never a module inside a package.
 """
 
 from __future__ import annotations
