@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from rag.retrieval import vectors
 from rag.retrieval.neardup import collapse_near_duplicates
-from rag.selectors import record_members
+from rag.records import record_members
 
 
 class Candidate(Protocol):

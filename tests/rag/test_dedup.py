@@ -16,7 +16,8 @@ from rag.dedup.neighbours import member_edges, neighbours_sql, pairwise_edges, s
 from rag.documents import documents_archive, documents_unarchive
 from rag.jobs.run import job_item_run
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
-from rag.selectors import record_members, record_provenance
+from rag.records import record_members
+from rag.selectors import record_provenance
 from rag.uploads import indexing_job_create
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.dedup_support import (
