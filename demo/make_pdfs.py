@@ -94,6 +94,10 @@ class DocPDF(FPDF):
         self.set_text_color(0, 0, 0)
 
 
+# A heading's mark -> (font size, line height, space before, space after), deepest first: "## " starts "### " too.
+HEADING_STYLES = {"### ": (12, 6.5, 1.5, 1), "## ": (14, 7.5, 3, 1.5), "# ": (20, 10, 0, 4)}
+
+
 def render(header: dict[str, str], body: list[str]) -> DocPDF:
     pdf = DocPDF(format="A4")
     pdf.running_title = header["title"]
@@ -132,23 +136,15 @@ def render(header: dict[str, str], body: list[str]) -> DocPDF:
         if not line.strip():
             flush()
             continue
-        if line.startswith("### "):
+        mark = next((mark for mark in HEADING_STYLES if line.startswith(mark)), None)
+        if mark is not None:
             flush()
-            pdf.ln(1.5)
-            pdf.set_font("Helvetica", "B", 12)
-            pdf.multi_cell(width, 6.5, line[4:], new_x="LMARGIN", new_y="NEXT")
-            pdf.ln(1)
-        elif line.startswith("## "):
-            flush()
-            pdf.ln(3)
-            pdf.set_font("Helvetica", "B", 14)
-            pdf.multi_cell(width, 7.5, line[3:], new_x="LMARGIN", new_y="NEXT")
-            pdf.ln(1.5)
-        elif line.startswith("# "):
-            flush()
-            pdf.set_font("Helvetica", "B", 20)
-            pdf.multi_cell(width, 10, line[2:], new_x="LMARGIN", new_y="NEXT")
-            pdf.ln(4)
+            size, height, before, after = HEADING_STYLES[mark]
+            if before:
+                pdf.ln(before)
+            pdf.set_font("Helvetica", "B", size)
+            pdf.multi_cell(width, height, line[len(mark):], new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(after)
         elif line.startswith("    "):
             flush()
             pdf.set_font("Courier", "", 9.5)
