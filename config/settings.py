@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
 from config.services import (
@@ -163,8 +164,44 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 MEDIA_ROOT = DATA_DIR / "uploads"
 STATIC_ROOT.mkdir(exist_ok=True)
+# Files Docent keeps and hands to workers (uploads, zip members): Django's storage API, read through rag.storage.
+# Default: DATA_DIR/uploads on this machine. STORAGE_URL=s3://bucket/prefix: any S3-compatible store, so web and
+# workers may run on different machines. Credentials come from boto3's own chain (AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY in the environment, a profile, an instance role): never a setting here, never logged.
+STORAGE_URL = env.str("STORAGE_URL", default="")
+STORAGE_ENDPOINT_URL = env.str("AWS_S3_ENDPOINT_URL", default="") or env.str("STORAGE_ENDPOINT_URL", default="")
+STORAGE_REGION = env.str("STORAGE_REGION", default="") or env.str("AWS_DEFAULT_REGION", default="")
+# Path-style addressing (http://host/bucket/key): what MinIO, Ceph and most self-hosted stores expect.
+STORAGE_ADDRESSING_STYLE = env.str("STORAGE_ADDRESSING_STYLE", default="path" if STORAGE_ENDPOINT_URL else "auto")
+# An unreachable store is a transient fault: an indexing task waits this long between tries, this many times
+# (10 s x 30: an outage of five minutes costs no file).
+STORAGE_RETRY_SECONDS = env.int("STORAGE_RETRY_SECONDS", default=10)
+STORAGE_RETRY_MAX = env.int("STORAGE_RETRY_MAX", default=30)
+
+
+def _file_storage(url: str) -> dict:
+    """STORAGES["default"] for STORAGE_URL: local DATA_DIR/uploads, or S3Storage for s3://bucket/prefix."""
+    if not url:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    scheme, _, rest = url.partition("://")
+    bucket, _, prefix = rest.partition("/")
+    if scheme != "s3" or not bucket:
+        raise ImproperlyConfigured(f"STORAGE_URL must look like s3://bucket/prefix, not {url!r}")
+    from botocore.config import Config  # import here: only an S3 set-up needs botocore
+
+    options = {
+        "bucket_name": bucket, "location": prefix.strip("/"), "file_overwrite": True, "querystring_auth": False,  # names carry a uuid: no HEAD to find a free one
+        "endpoint_url": STORAGE_ENDPOINT_URL or None, "region_name": STORAGE_REGION or None,
+        "addressing_style": STORAGE_ADDRESSING_STYLE,
+        # Fail fast when the store is away: the task's own retries (above) outwait an outage, not one request.
+        "client_config": Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"},
+                                s3={"addressing_style": STORAGE_ADDRESSING_STYLE}),
+    }
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+
+
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _file_storage(STORAGE_URL),
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
