@@ -179,7 +179,7 @@ STORAGE_RETRY_SECONDS = env.int("STORAGE_RETRY_SECONDS", default=10)
 STORAGE_RETRY_MAX = env.int("STORAGE_RETRY_MAX", default=30)
 
 
-def _file_storage(url: str) -> dict:
+def file_storage_config(url: str, *, endpoint: str = "", region: str = "", addressing_style: str = "auto") -> dict:
     """STORAGES["default"] for STORAGE_URL: local DATA_DIR/uploads, or S3Storage for s3://bucket/prefix."""
     if not url:
         return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
@@ -190,18 +190,19 @@ def _file_storage(url: str) -> dict:
     from botocore.config import Config  # import here: only an S3 set-up needs botocore
 
     options = {
-        "bucket_name": bucket, "location": prefix.strip("/"), "file_overwrite": True, "querystring_auth": False,  # names carry a uuid: no HEAD to find a free one
-        "endpoint_url": STORAGE_ENDPOINT_URL or None, "region_name": STORAGE_REGION or None,
-        "addressing_style": STORAGE_ADDRESSING_STYLE,
+        # Names carry a uuid: overwriting spares the HEAD request that would look for a free one.
+        "bucket_name": bucket, "location": prefix.strip("/"), "file_overwrite": True, "querystring_auth": False,
+        "endpoint_url": endpoint or None, "region_name": region or None, "addressing_style": addressing_style,
         # Fail fast when the store is away: the task's own retries (above) outwait an outage, not one request.
         "client_config": Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"},
-                                s3={"addressing_style": STORAGE_ADDRESSING_STYLE}),
+                                s3={"addressing_style": addressing_style}),
     }
     return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
 
 
 STORAGES = {
-    "default": _file_storage(STORAGE_URL),
+    "default": file_storage_config(STORAGE_URL, endpoint=STORAGE_ENDPOINT_URL, region=STORAGE_REGION,
+                                   addressing_style=STORAGE_ADDRESSING_STYLE),
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -23,8 +23,9 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import Storage, storages
-from django.db.models import Q
+from django.core.files.storage import FileSystemStorage, Storage, storages
+from django.db.models import Q, Value
+from django.db.models.functions import Concat, Substr
 from storages.backends.s3 import S3Storage
 
 from rag.models import IndexingJobItem
@@ -163,3 +164,51 @@ def _delete(storage: Storage, names: list[str]) -> None:
     for start in range(0, len(keys), _S3_DELETE_BATCH):
         batch = keys[start:start + _S3_DELETE_BATCH]
         storage.bucket.delete_objects(Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True})
+
+
+@dataclass
+class MigrationSummary:
+    files: int = 0  # local copies found under MEDIA_ROOT/uploads
+    copied: int = 0
+    already_there: int = 0  # the same name and size in the storage: a rerun copies nothing
+    copied_bytes: int = 0
+    items_rewritten: int = 0  # job items that pointed at a local path, now at `stored:<name>`
+
+
+def local_copies() -> list[tuple[str, Path]]:
+    """The copies under MEDIA_ROOT/uploads on this machine, as (storage name, path), in name order."""
+    root = Path(settings.MEDIA_ROOT).resolve()
+    uploads = root / "uploads"
+    if not uploads.is_dir():
+        return []
+    return sorted((path.relative_to(root).as_posix(), path) for path in uploads.rglob("*") if path.is_file())
+
+
+def stored_copies_migrate(*, copies: list[tuple[str, Path]], on_copy: Callable[[int], None] = lambda size: None,
+                          ) -> MigrationSummary:
+    """Copy local upload copies into the configured storage under the same names, then point the job items at them.
+
+    Idempotent: a copy already in the storage with the same size is left alone, and the items are rewritten by
+    one UPDATE whose rerun matches nothing. The local files stay until the operator deletes them.
+    on_copy: hears each file's size as it is done (the command's progress bar).
+    """
+    storage, summary = file_storage(), MigrationSummary(files=len(copies))
+    in_place = isinstance(storage, FileSystemStorage) and Path(storage.location).resolve() == Path(
+        settings.MEDIA_ROOT).resolve()
+    for name, path in copies:
+        size = path.stat().st_size
+        with _reaching("copying a local file"):
+            if in_place or (storage.exists(name) and storage.size(name) == size):
+                summary.already_there += 1
+            else:
+                with open(path, "rb") as local:
+                    saved = storage.save(name, File(local, name=name))
+                if saved != name:
+                    raise OSError(f"the storage stored {name} as {saved}: set it to overwrite (S3Storage does)")
+                summary.copied += 1
+                summary.copied_bytes += size
+        on_copy(size)
+    root = f"{Path(settings.MEDIA_ROOT).resolve()}/"
+    summary.items_rewritten = IndexingJobItem.objects.filter(source_file__startswith=f"{root}uploads/").update(
+        source_file=Concat(Value(STORED_PREFIX), Substr("source_file", len(root) + 1)))
+    return summary
