@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import environ
-from django.core.exceptions import ImproperlyConfigured
 
+from config.file_storage import file_storage_config
 from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
 from config.services import (
     START_ENV,
@@ -177,27 +177,6 @@ STORAGE_ADDRESSING_STYLE = env.str("STORAGE_ADDRESSING_STYLE", default="path" if
 # (10 s x 30: an outage of five minutes costs no file).
 STORAGE_RETRY_SECONDS = env.int("STORAGE_RETRY_SECONDS", default=10)
 STORAGE_RETRY_MAX = env.int("STORAGE_RETRY_MAX", default=30)
-
-
-def file_storage_config(url: str, *, endpoint: str = "", region: str = "", addressing_style: str = "auto") -> dict:
-    """STORAGES["default"] for STORAGE_URL: local DATA_DIR/uploads, or S3Storage for s3://bucket/prefix."""
-    if not url:
-        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
-    scheme, _, rest = url.partition("://")
-    bucket, _, prefix = rest.partition("/")
-    if scheme != "s3" or not bucket:
-        raise ImproperlyConfigured(f"STORAGE_URL must look like s3://bucket/prefix, not {url!r}")
-    from botocore.config import Config  # import here: only an S3 set-up needs botocore
-
-    options = {
-        # Names carry a uuid: overwriting spares the HEAD request that would look for a free one.
-        "bucket_name": bucket, "location": prefix.strip("/"), "file_overwrite": True, "querystring_auth": False,
-        "endpoint_url": endpoint or None, "region_name": region or None, "addressing_style": addressing_style,
-        # Fail fast when the store is away: the task's own retries (above) outwait an outage, not one request.
-        "client_config": Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"},
-                                s3={"addressing_style": addressing_style}),
-    }
-    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
 
 
 STORAGES = {

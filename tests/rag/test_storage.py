@@ -9,7 +9,7 @@ import pytest
 from django.core.files.storage import storages
 from django.core.management import call_command
 
-from config.settings import file_storage_config
+from config.file_storage import file_storage_config
 from rag.models import IndexingJob, IndexingJobItem
 from rag.storage import (
     StorageUnavailable,
