@@ -19,7 +19,8 @@ def file_storage_config(url: str, *, endpoint: str = "", region: str = "", addre
         # Names carry a uuid: overwriting spares the HEAD request that would look for a free one.
         "bucket_name": bucket, "location": prefix.strip("/"), "file_overwrite": True, "querystring_auth": False,
         "endpoint_url": endpoint or None, "region_name": region or None, "addressing_style": addressing_style,
-        # Fail fast when the store is away: the indexing task's own retries (STORAGE_RETRY_SECONDS) outwait an outage, not one request.
+        # Fail fast when the store is away: the indexing task's own retries (STORAGE_RETRY_SECONDS) outwait an
+        # outage, not one request.
         "client_config": Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"},
                                 s3={"addressing_style": addressing_style}),
     }

@@ -27,6 +27,7 @@ from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.db.models import Q, Value
 from django.db.models.functions import Concat, Substr
 from storages.backends.s3 import S3Storage
+from storages.utils import clean_name
 
 from rag.models import IndexingJobItem
 
@@ -96,12 +97,32 @@ def source_read(source_file: str, *, max_bytes: int, want_mtime: bool = False) -
         stat = path.stat()
         return SourceBytes(stat.st_size, path.read_bytes() if stat.st_size <= max_bytes else None, stat.st_mtime)
     storage = file_storage()
+    if isinstance(storage, S3Storage):
+        return _s3_read(storage, name, max_bytes=max_bytes, want_mtime=want_mtime)
     with _reaching("reading a stored copy"):
         with storage.open(name, "rb") as stored:
             size = stored.size
             data = stored.read() if size <= max_bytes else None
         mtime = storage.get_modified_time(name).timestamp() if want_mtime else None
     return SourceBytes(size, data, mtime)
+
+
+def _s3_read(storage: S3Storage, name: str, *, max_bytes: int, want_mtime: bool) -> SourceBytes:
+    """One GET, where S3Storage.open would send two HEADs before it: its headers say the size before the body
+    is read, and a body over the limit is closed unread."""
+    with _reaching("reading a stored copy"):
+        try:
+            response = storage.bucket.Object(storage._normalize_name(clean_name(name))).get()
+        except ClientError as exc:
+            if exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404:
+                raise FileNotFoundError(f"no stored copy {name}") from exc
+            raise
+        size, body = response["ContentLength"], response["Body"]
+        try:
+            data = body.read() if size <= max_bytes else None
+        finally:
+            body.close()
+    return SourceBytes(size, data, response["LastModified"].timestamp() if want_mtime else None)
 
 
 @dataclass(frozen=True)
@@ -160,7 +181,7 @@ def _delete(storage: Storage, names: list[str]) -> None:
         for name in names:
             storage.delete(name)  # a missing file is no error
         return
-    keys = [storage._normalize_name(name) for name in names]  # the location prefix, as S3Storage.delete adds it
+    keys = [storage._normalize_name(clean_name(name)) for name in names]  # with the location prefix, as delete() adds it
     for start in range(0, len(keys), _S3_DELETE_BATCH):
         batch = keys[start:start + _S3_DELETE_BATCH]
         storage.bucket.delete_objects(Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True})

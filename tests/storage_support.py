@@ -4,6 +4,7 @@ Workers are tests.faults.PoolWorker processes in DATA_DIRs of their own."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import socket
@@ -39,6 +40,7 @@ class S3Server:
         self.prefix = prefix
         self._server: ThreadedMotoServer | None = None
         os.environ.update(CREDENTIALS)
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request would drown the output
 
     def start(self) -> None:
         deadline = time.monotonic() + 30
