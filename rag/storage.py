@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from django.conf import settings
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.db.models import Q, Value
 from django.db.models.functions import Concat, Substr
@@ -150,6 +151,18 @@ def stored_copy_save(pieces: Iterable[bytes], *, folder: str, file_name: str) ->
     return StoredCopy(source_file=STORED_PREFIX + name, digest=digest.hexdigest(), size=size)
 
 
+def stored_blob_save(*, name: str, read: Callable[[], bytes]) -> str:
+    """A content-addressed copy (a Git blob: the same name always holds the same bytes), stored once, then found.
+
+    Returns the item's source_file. Such copies are shared between documents and syncs and are never deleted.
+    """
+    storage = file_storage()
+    with _reaching("storing a blob"):
+        if not storage.exists(name):
+            storage.save(name, ContentFile(read(), name=name))
+    return STORED_PREFIX + name
+
+
 def stored_copies_delete(source_files: Iterable[str]) -> int:
     """Delete the stored copies among `source_files` that no item still needs; never a user's own file.
 
@@ -158,7 +171,8 @@ def stored_copies_delete(source_files: Iterable[str]) -> int:
     copy that failed once the cause is fixed (removing the document deletes it). One query for what is
     needed, one for the sizes, the deletions in batches.
     """
-    names = {source_file: name for source_file in set(source_files) if (name := stored_name(source_file))}
+    names = {source_file: name for source_file in set(source_files)
+             if (name := stored_name(source_file)) and name.startswith("uploads/")}  # Git blobs stay
     if not names:
         return 0
     Status = IndexingJobItem.Status
