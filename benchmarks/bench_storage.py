@@ -53,12 +53,14 @@ def _wait_jobs(job_ids: list[int], timeout: float = 1800) -> float:
 class Machines:
     """A web process and workers for one storage set-up; `shared` puts them all in one DATA_DIR."""
 
-    def __init__(self, *, name: str, storage_env: dict[str, str], workers: int, shared: bool, encoder: str) -> None:
+    def __init__(self, *, name: str, storage_env: dict[str, str], workers: int, shared: bool, encoder: str,
+                 username: str) -> None:
         from django.conf import settings
 
         from tests.faults import PoolWorker
         from tests.storage_support import WebProcess
 
+        self.username = username
         base = DATA_DIR / "machines" / name
         dirs = [base] * (workers + 1) if shared else [base / "web", *(base / f"worker-{n}" for n in range(workers))]
         for data_dir in dirs:
@@ -73,7 +75,7 @@ class Machines:
         self.web.wait_ready()
         for worker in self.workers:
             worker.wait_full(timeout=300)
-        self.web.login("bench-storage", PASSWORD)
+        self.web.login(self.username, PASSWORD)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -85,25 +87,28 @@ class Machines:
         return [self.web.upload(files[start:start + UPLOAD_BATCH]) for start in range(0, len(files), UPLOAD_BATCH)]
 
 
-def _round(*, name: str, storage_env: dict[str, str], shared: bool, files: int, encoder: str) -> float:
-    with Machines(name=name, storage_env=storage_env, workers=1, shared=shared, encoder=encoder) as machines:
+def _round(*, name: str, storage_env: dict[str, str], shared: bool, files: int, encoder: str, username: str) -> float:
+    with Machines(name=name, storage_env=storage_env, workers=1, shared=shared, encoder=encoder,
+                  username=username) as machines:
         started = time.monotonic()
         job_ids = machines.upload(_files(name, files))
         return _wait_jobs(job_ids) - started
 
 
-def _many(*, s3, files: int, encoder: str) -> dict:
+def _many(*, s3, files: int, encoder: str, username: str) -> dict:
     from django.db.models import Count
 
     from rag.models import Document, IndexingJobItem
 
-    with Machines(name="many", storage_env=s3.environ(), workers=2, shared=False, encoder=encoder) as machines:
+    with Machines(name="many", storage_env=s3.environ(), workers=2, shared=False, encoder=encoder,
+                  username=username) as machines:
         started = time.monotonic()
         job_ids = machines.upload(_files("many", files))
         seconds = _wait_jobs(job_ids) - started
         logs = [worker.log_path.read_text() for worker in machines.workers]
     statuses = dict(IndexingJobItem.objects.filter(job_id__in=job_ids).values_list("status").annotate(n=Count("id")))
-    paths = Document.objects.filter(path__startswith="uploads/many-", status=Document.Status.INDEXED)
+    paths = Document.objects.filter(workspace__members__username=username, path__startswith="uploads/many-",
+                                    status=Document.Status.INDEXED)
     indexed_lines = [log.count("] document indexed") for log in logs]  # fresh workers: only this run's files
     return {"seconds": seconds, "statuses": statuses, "documents": paths.count(),
             "indexed_lines": indexed_lines, "objects": len([key for key in s3.keys() if "-many-" in key])}
@@ -123,11 +128,11 @@ def main() -> int:
     from rag.models import Workspace
     from tests.storage_support import S3Server
 
-    user, _ = get_user_model().objects.get_or_create(username="bench-storage")
-    user.set_password(PASSWORD)
-    user.save()
-    # A fresh workspace per run: earlier runs' documents would make this run's files "unchanged".
-    workspace = Workspace.objects.create(slug=f"storage-{int(time.time())}", name="bench storage")
+    # A fresh user and workspace per run: earlier runs' documents would make this run's files "unchanged", and a
+    # user of several workspaces would upload into the one the web picks for it.
+    stamp = int(time.time())
+    user = get_user_model().objects.create_user(username=f"bench-storage-{stamp}", password=PASSWORD)
+    workspace = Workspace.objects.create(slug=f"storage-{stamp}", name="bench storage")
     workspace.members.add(user)
     s3 = S3Server(prefix=f"bench-{workspace.slug}")
     s3.start()
@@ -137,7 +142,7 @@ def main() -> int:
             for kind in ("local", "s3"):
                 env = {"STORAGE_URL": ""} if kind == "local" else s3.environ()
                 seconds = _round(name=f"{kind}{number}", storage_env=env, shared=kind == "local",
-                                 files=options.round_files, encoder=options.encoder)
+                                 files=options.round_files, encoder=options.encoder, username=user.username)
                 times[kind].append(seconds)
                 print(f"round {number + 1} {kind:5}: {options.round_files} files uploaded to indexed in {seconds:6.2f} s "
                       f"({seconds / options.round_files * 1000:.0f} ms/file)", flush=True)
@@ -148,7 +153,7 @@ def main() -> int:
                   f"ratio {ratio:.2f}x (target <= 1.2x: {'MET' if ratio <= 1.2 else 'MISSED'})", flush=True)
         ok = True
         if options.files:
-            many = _many(s3=s3, files=options.files, encoder=options.encoder)
+            many = _many(s3=s3, files=options.files, encoder=options.encoder, username=user.username)
             once = (many["statuses"] == {"indexed": options.files} and many["documents"] == options.files
                     and sum(many["indexed_lines"]) == options.files and many["objects"] == options.files)
             print(f"{options.files} files through S3, 2 workers in separate DATA_DIRs: {many['seconds']:.1f} s "
