@@ -9,6 +9,7 @@ from pathlib import Path
 
 import environ
 
+from config.file_storage import file_storage_config
 from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
 from config.services import (
     START_ENV,
@@ -163,8 +164,24 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 MEDIA_ROOT = DATA_DIR / "uploads"
 STATIC_ROOT.mkdir(exist_ok=True)
+# Files Docent keeps and hands to workers (uploads, zip members): Django's storage API, read through rag.storage.
+# Default: DATA_DIR/uploads on this machine. STORAGE_URL=s3://bucket/prefix: any S3-compatible store, so web and
+# workers may run on different machines. Credentials come from boto3's own chain (AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY in the environment, a profile, an instance role): never a setting here, never logged.
+STORAGE_URL = env.str("STORAGE_URL", default="")
+STORAGE_ENDPOINT_URL = env.str("AWS_S3_ENDPOINT_URL", default="") or env.str("STORAGE_ENDPOINT_URL", default="")
+STORAGE_REGION = env.str("STORAGE_REGION", default="") or env.str("AWS_DEFAULT_REGION", default="")
+# Path-style addressing (http://host/bucket/key): what MinIO, Ceph and most self-hosted stores expect.
+STORAGE_ADDRESSING_STYLE = env.str("STORAGE_ADDRESSING_STYLE", default="path" if STORAGE_ENDPOINT_URL else "auto")
+# An unreachable store is a transient fault: an indexing task waits this long between tries, this many times
+# (10 s x 30: an outage of five minutes costs no file).
+STORAGE_RETRY_SECONDS = env.int("STORAGE_RETRY_SECONDS", default=10)
+STORAGE_RETRY_MAX = env.int("STORAGE_RETRY_MAX", default=30)
+
+
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": file_storage_config(STORAGE_URL, endpoint=STORAGE_ENDPOINT_URL, region=STORAGE_REGION,
+                                   addressing_style=STORAGE_ADDRESSING_STYLE),
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG

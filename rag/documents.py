@@ -16,7 +16,7 @@ from rag.jobs.merging import merge_after_commit
 from rag.jobs.queue import index_send
 from rag.lineage.families import documents_leave_families, family_refresh
 from rag.models import Chunk, Document, IndexingJob, IndexingJobItem
-from rag.upload_limits import stored_copies_delete
+from rag.storage import stored_copies_delete
 
 
 def documents_leave_records_and_families(*, document_ids: list[int]) -> set[int]:
@@ -81,11 +81,14 @@ def documents_reindex(*, documents: QuerySet[Document], created_by=None) -> Inde
         job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.REINDEX, created_by=created_by,
                                          description=f"re-index {len(docs)} document(s)")
         # The latest item per document knows where its bytes are and what mtime they had (an upload's copy lost it).
-        # Indexed items only: a duplicate's copy was deleted (its item points at the document it duplicates).
+        # Indexed or failed items only: a duplicate's copy was deleted (its item points at the document it
+        # duplicates); a failed upload's copy is kept while its document exists, so "Retry" reads what failed.
         sources = {item.document_id: item for item in IndexingJobItem.objects.filter(
-            document__in=docs, status=IndexingJobItem.Status.INDEXED).order_by("id")}
+            document__in=docs, status__in=[IndexingJobItem.Status.INDEXED, IndexingJobItem.Status.FAILED],
+        ).order_by("id")}
         items = IndexingJobItem.objects.bulk_create(
             IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=sources[d.pk].source_file,
+                            stored_bytes=sources[d.pk].stored_bytes,
                             file_mtime=sources[d.pk].file_mtime, mtime_is_upload_time=sources[d.pk].mtime_is_upload_time,
                             hints=sources[d.pk].hints)
             if d.pk in sources else IndexingJobItem(job=job, path=d.path, display_path=d.display_path, source_file=d.path)

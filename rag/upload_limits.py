@@ -13,14 +13,13 @@ declared sizes before anything is written and against the bytes actually written
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
-from django.db.models import Q
+from django.db import connection
 
-from rag.models import IndexingJobItem, Workspace
+from rag.models import IndexingJob, IndexingJobItem, Workspace
 
 _MB = 1024 * 1024
 # Multipart headers and the form's own fields come on top of the files' bytes.
@@ -125,55 +124,18 @@ def bounded(pieces: Iterable[bytes], *, limit: int, reason: str) -> Iterator[byt
         yield piece
 
 
-def _uploads_root() -> Path:
-    return (Path(settings.MEDIA_ROOT) / "uploads").resolve()
-
-
-def stored_copy(path: str) -> Path | None:
-    """`path` if it is a copy this server stored for an upload; None for anything else (a user's own file)."""
-    if not path:
-        return None
-    resolved = Path(path).resolve()
-    return resolved if resolved.is_relative_to(_uploads_root()) else None
-
-
-def stored_copies_delete(paths: Iterable[str]) -> int:
-    """Delete the stored copies among `paths` that no item still needs; never a file outside the uploads folder.
-
-    Needed: a copy that a queued or running item will read, or that a document still in the
-    workspace was indexed from (re-indexing reads it again).
-    """
-    copies = {str(copy): copy for copy in map(stored_copy, paths) if copy is not None}
-    if not copies:
-        return 0
-    Status = IndexingJobItem.Status
-    needed = set(IndexingJobItem.objects.filter(source_file__in=list(copies)).filter(
-        Q(status__in=[Status.QUEUED, Status.RUNNING]) | Q(status=Status.INDEXED, document__isnull=False),
-    ).values_list("source_file", flat=True))
-    deleted = 0
-    for name, copy in copies.items():
-        if name in needed:
-            continue
-        try:
-            copy.unlink()
-            deleted += 1
-        except FileNotFoundError:
-            pass
-    return deleted
-
-
 def workspace_storage_used(*, workspace: Workspace) -> int:
-    """Bytes of the stored upload copies this workspace's items point to (each file once)."""
-    root = _uploads_root()
-    used = 0
-    sources = (IndexingJobItem.objects.filter(job__workspace=workspace, source_file__startswith=str(root))
-               .values_list("source_file", flat=True).distinct())
-    for source in sources:
-        try:
-            used += Path(source).stat().st_size
-        except OSError:
-            pass  # deleted: a failed or duplicate item's copy
-    return used
+    """Bytes of the stored copies this workspace's items point to, each copy once: one SQL sum over the sizes
+    kept on the items (rag.storage sets them to 0 when a copy is deleted), never a request per file."""
+    items, jobs = IndexingJobItem._meta.db_table, IndexingJob._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COALESCE(SUM(copy_bytes), 0) FROM (SELECT MAX(item.stored_bytes) AS copy_bytes "
+            f"FROM {items} item JOIN {jobs} job ON job.id = item.job_id "
+            f"WHERE job.workspace_id = %s AND item.stored_bytes > 0 GROUP BY item.source_file) copies",
+            [workspace.pk],
+        )
+        return int(cursor.fetchone()[0])
 
 
 def workspace_storage(*, workspace: Workspace) -> dict[str, object]:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import lzma
 import re
@@ -27,14 +26,8 @@ from rag.ingest.pipeline import file_hash
 from rag.jobs.lifecycle import job_finish_if_done
 from rag.jobs.queue import index_send
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
-from rag.upload_limits import (
-    UploadBudget,
-    UploadTooLarge,
-    bounded,
-    size_text,
-    stored_copies_delete,
-    upload_refusal,
-)
+from rag.storage import stored_copies_delete, stored_copy_save
+from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, size_text, upload_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -173,49 +166,33 @@ class _Staged:
     """A received file before we know which document it is."""
 
     path: str  # the wanted document path, uploads/...
-    stored: str = ""
+    stored: str = ""  # the item's source_file: "stored:<name>" (rag.storage)
     digest: str = ""
+    size: int = 0
     mtime: float | None = None
     error: str = ""
     skipped: bool = False  # not a document (a zip member of an unsupported type): `error` says why
 
 
-def _store(pieces: Iterable[bytes], batch_dir: Path, relative: str) -> tuple[str, str]:
-    """Write the bytes into the batch folder; returns where, and their SHA-256 (the pipeline's content_hash).
-
-    Bytes refused midway (UploadTooLarge) leave nothing behind.
-    """
-    target = batch_dir / f"{uuid.uuid4().hex[:12]}-{PurePosixPath(relative).name}"
-    digest = hashlib.sha256()
-    try:
-        with open(target, "wb") as out:
-            for piece in pieces:
-                digest.update(piece)
-                out.write(piece)
-    except BaseException:
-        target.unlink(missing_ok=True)
-        raise
-    return str(target), digest.hexdigest()
-
-
-def _stage(incoming: IncomingFile, batch_dir: Path, budget: UploadBudget) -> list[_Staged]:
+def _stage(incoming: IncomingFile, batch: str, budget: UploadBudget) -> list[_Staged]:
     relative = safe_upload_path(incoming.relative_path)
     refused = upload_refusal(incoming.upload)  # refused as it arrived (rag.upload_limits)
     if refused:
         return [_Staged(path=f"uploads/{relative}", error=refused)]
     if relative.lower().endswith(".zip"):
-        return _stage_zip(incoming.upload, relative, batch_dir, budget)
+        return _stage_zip(incoming.upload, relative, batch, budget)
     if not incoming.upload.size:
         return [_Staged(path=f"uploads/{relative}", error="empty file")]
     refused = budget.refusal(incoming.upload.size)
     if refused:
         return [_Staged(path=f"uploads/{relative}", error=f"not stored: {refused}")]
-    stored, digest = _store(incoming.upload.chunks(), batch_dir, relative)
+    copy = stored_copy_save(incoming.upload.chunks(), folder=batch, file_name=relative)
     budget.spend(incoming.upload.size)
-    return [_Staged(path=f"uploads/{relative}", stored=stored, digest=digest, mtime=incoming.mtime)]
+    return [_Staged(path=f"uploads/{relative}", stored=copy.source_file, digest=copy.digest, size=copy.size,
+                    mtime=incoming.mtime)]
 
 
-def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path, budget: UploadBudget) -> list[_Staged]:
+def _stage_zip(archive: UploadedFile, relative: str, batch: str, budget: UploadBudget) -> list[_Staged]:
     """A zip's supported members, each under uploads/<zip path without .zip>/ with its own mtime;
     the others skipped by name, so the job says how many and which.
 
@@ -239,7 +216,7 @@ def _stage_zip(archive: UploadedFile, relative: str, batch_dir: Path, budget: Up
             if not members and not unsupported:
                 return [_Staged(path=f"uploads/{relative}", error="no file in the archive")]
             folder = f"uploads/{relative[:-len('.zip')]}"
-            staged = [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch_dir, budget)
+            staged = [_stage_member(bundle, info, f"{folder}/{safe_upload_path(info.filename)}", batch, budget)
                       for info in members]
             return staged + _unsupported_members(unsupported, relative, folder)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
@@ -267,7 +244,7 @@ def _unsupported_reason(name: str) -> str:
     return ""
 
 
-def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch_dir: Path,
+def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, batch: str,
                   budget: UploadBudget) -> _Staged:
     """One zip member; a member that is too big, empty, encrypted or damaged fails alone."""
     if info.file_size > settings.INGEST_MAX_FILE_BYTES:
@@ -280,13 +257,13 @@ def _stage_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, bat
             # The declared size was counted against the budget: the bytes actually unpacked may not pass it.
             pieces = bounded(iter(lambda: member.read(_MB), b""), limit=info.file_size,
                              reason=f"unpacks to more than the {size_text(info.file_size)} it declares")
-            stored, digest = _store(pieces, batch_dir, path)
+            copy = stored_copy_save(pieces, folder=batch, file_name=path)
     except UploadTooLarge as exc:
         return _Staged(path=path, error=f"not unpacked: {exc}")
     except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error, lzma.LZMAError) as exc:
         return _Staged(path=path, error=f"cannot unpack this member: {exc}")
     budget.spend(info.file_size)
-    return _Staged(path=path, stored=stored, digest=digest, mtime=_zip_mtime(info))
+    return _Staged(path=path, stored=copy.source_file, digest=copy.digest, size=copy.size, mtime=_zip_mtime(info))
 
 
 _ZIP_UNIX_TIME = 0x5455  # the "UT" extra field: mtime in UTC seconds, written by Info-ZIP and most tools
@@ -348,7 +325,9 @@ def _upload_items(workspace: Workspace, staged: list[_Staged]) -> list[IndexingJ
     placed: dict[str, str] = {}  # digest -> the path it is indexed under in this batch
     items = []
     for entry in staged:
-        item = IndexingJobItem(path=entry.path, source_file=entry.stored, file_mtime=entry.mtime,
+        # No mtime from the browser: the upload's time, kept on the item (a stored copy has no mtime of its own).
+        item = IndexingJobItem(path=entry.path, source_file=entry.stored, stored_bytes=entry.size,
+                               file_mtime=entry.mtime if entry.mtime is not None else now.timestamp(),
                                mtime_is_upload_time=entry.mtime is None)
         same = twins.get(entry.digest, [])
         twin = next((document for document in same if document.path == entry.path), same[0] if same else None)
@@ -372,17 +351,16 @@ def _upload_items(workspace: Workspace, staged: list[_Staged]) -> list[IndexingJ
 
 
 def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], created_by) -> IndexingJob:
-    """Store uploads under DATA_DIR and queue them; a stored file never leaves the batch folder.
+    """Store uploads in the file storage (rag.storage) and queue them; a stored file never leaves the batch folder.
 
     A file keeps the mtime its browser sent (else its date is the upload's, and says so), a
     folder its relative paths, a .zip its members' paths and mtimes. A bad file fails alone,
     by name; the rest of the batch goes on.
     """
-    batch_dir = Path(settings.MEDIA_ROOT) / "uploads" / workspace.slug / uuid.uuid4().hex
-    batch_dir.mkdir(parents=True, exist_ok=True)
+    batch = f"uploads/{workspace.slug}/{uuid.uuid4().hex}"
     wanted = [incoming for incoming in files if not _hidden(incoming.relative_path)]
     budget = UploadBudget(workspace=workspace)
-    staged = [entry for incoming in wanted for entry in _stage(incoming, batch_dir, budget)]
+    staged = [entry for incoming in wanted for entry in _stage(incoming, batch, budget)]
     hidden = len(files) - len(wanted)
     with transaction.atomic():
         with connection.cursor() as cursor:
@@ -418,7 +396,8 @@ def job_retry_create(*, job: IndexingJob, created_by=None) -> IndexingJob | None
                                            description=f"{len(retried)} failed or skipped file(s) of job {job.pk} again")
         items = IndexingJobItem.objects.bulk_create(
             IndexingJobItem(job=again, path=item.path, display_path=item.display_path, source_file=item.source_file,
-                            file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time)
+                            stored_bytes=item.stored_bytes, file_mtime=item.file_mtime,
+                            mtime_is_upload_time=item.mtime_is_upload_time)
             for item in retried
         )
         ids = [item.pk for item in items]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from django.contrib import messages
@@ -33,9 +34,12 @@ from rag.selectors import (
 from rag.progress import job_progress
 from rag.documents import document_retry_job, documents_remove
 from rag.sentences import sentence_spans
+from rag.storage import StorageUnavailable
 from rag.tokens import api_token_create, api_token_list, api_token_revoke
 from rag.upload_limits import workspace_storage
 from rag.uploads import job_retry_create, upload_job_create
+
+logger = logging.getLogger(__name__)
 
 
 @require_POST
@@ -147,7 +151,13 @@ def upload(request: HttpRequest) -> HttpResponse:
                           status=413)
         if not form.is_valid():
             return render(request, "rag/upload.html", {"form": form, "limits": limits}, status=400)
-        job = upload_job_create(workspace=request.workspace, files=form.incoming_files(), created_by=request.user)
+        try:
+            job = upload_job_create(workspace=request.workspace, files=form.incoming_files(), created_by=request.user)
+        except StorageUnavailable:
+            logger.exception("upload not stored: the file storage is unreachable")
+            refused = "The file storage cannot be reached just now; nothing was queued. Try again in a minute."
+            return render(request, "rag/upload.html", {"form": UploadForm(), "limits": limits, "refused": refused},
+                          status=503)
         messages.info(request, f"Received {job.items.count()} file(s) for indexing.")
         return redirect("job-detail", pk=job.pk)
     return render(request, "rag/upload.html", {"form": form, "limits": limits})

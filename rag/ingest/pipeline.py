@@ -38,6 +38,7 @@ from rag.ingest.parsers import (
 from rag.lineage.labels import VersionLabel, extract_version_label, parse_version, version_key
 from rag.models import Chunk, DocType, Document
 from rag.retrieval.identifiers import chunk_identifiers
+from rag.storage import source_read
 
 logger = logging.getLogger(__name__)
 
@@ -113,11 +114,14 @@ def _apply_hints(hints: dict[str, str], version: VersionLabel | None, doc_date: 
 
 
 def document_index(
-    *, workspace_id: int, path: str, source_file: Path, file_mtime: float | None = None,
+    *, workspace_id: int, path: str, source_file: str, file_mtime: float | None = None,
     mtime_is_upload_time: bool = False, display_path: str = "", hints: dict[str, str] | None = None,
     progress: Progress = no_progress,
 ) -> IndexOutcome:
     """Index one file; a bad file fails alone with a reason a person can act on.
+
+    source_file: where the bytes are (rag.storage): a stored copy, or a path on this machine; a storage
+    that cannot be reached raises StorageUnavailable, for the task to retry.
 
     file_mtime: the file's own mtime when the stored copy lost it (browser upload, zip member);
     mtime_is_upload_time: nothing told us when the file was written, so its date is the upload's;
@@ -132,14 +136,13 @@ def document_index(
     except UnsupportedFormat as exc:
         return IndexOutcome(status="skipped", error=str(exc))
     try:
-        size = source_file.stat().st_size
-        if size > settings.INGEST_MAX_FILE_BYTES:
-            limit_mb = settings.INGEST_MAX_FILE_BYTES / 1024 / 1024
-            return _fail(workspace_id, path, f"file is {size / 1024 / 1024:.1f} MB, over the {limit_mb:.0f} MB limit", size=size)
-        data = source_file.read_bytes()
-        mtime = file_mtime if file_mtime is not None else source_file.stat().st_mtime
+        source = source_read(source_file, max_bytes=settings.INGEST_MAX_FILE_BYTES, want_mtime=file_mtime is None)
     except OSError as exc:
         return _fail(workspace_id, path, f"cannot read the file: {exc.strerror or exc}")
+    if source.data is None:
+        limit_mb, size = settings.INGEST_MAX_FILE_BYTES / 1024 / 1024, source.size
+        return _fail(workspace_id, path, f"file is {size / 1024 / 1024:.1f} MB, over the {limit_mb:.0f} MB limit", size=size)
+    data, mtime = source.data, file_mtime if file_mtime is not None else source.mtime
     return _index_bytes(
         workspace_id=workspace_id, path=path, data=data, mtime=mtime, mtime_source="upload_time" if mtime_is_upload_time
         else "mtime", display_path=display_path, hints=hints, progress=progress,

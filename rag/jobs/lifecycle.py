@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from rag.models import IndexingJob, IndexingJobItem
-from rag.upload_limits import stored_copies_delete
+from rag.storage import stored_copies_delete
 
 logger = logging.getLogger(__name__)
 

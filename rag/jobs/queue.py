@@ -10,8 +10,10 @@ from celery import current_app
 from celery.result import AsyncResult
 from django.db import InterfaceError, OperationalError
 
-# Worth a retry: the database or broker blinked. Bad input is never retried.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+from rag.storage import StorageUnavailable
+
+# Worth a retry: the database, broker or file storage blinked. Bad input is never retried.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, StorageUnavailable)
 
 INDEX_DOCUMENT = "rag.tasks.index_document"
 MERGE_DOCUMENT = "rag.tasks.merge_document"

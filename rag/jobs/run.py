@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-
 from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
 
@@ -15,7 +13,7 @@ from rag.jobs.lifecycle import job_finish_if_done, job_item_claim, job_item_requ
 from rag.jobs.merging import merge_after_commit
 from rag.jobs.queue import TRANSIENT_ERRORS
 from rag.models import Document, IndexingJobItem
-from rag.upload_limits import stored_copies_delete
+from rag.storage import stored_copies_delete
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +31,7 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         return status or "gone"
     try:
         outcome = document_index(
-            workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file),
+            workspace_id=item.job.workspace_id, path=item.path, source_file=item.source_file,
             file_mtime=item.file_mtime, mtime_is_upload_time=item.mtime_is_upload_time,
             display_path=item.display_path, hints=item.hints, progress=_item_progress(item_id),
         )
@@ -61,7 +59,9 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
     )
     if document_id is not None and item.display_path:
         documents_show_paths({document_id: item.display_path})
-    if outcome_status != "indexed":  # failed, skipped or identical: an upload's copy is kept for nothing
+    if outcome_status != "indexed":
+        # Skipped or identical: an upload's copy is kept for nothing. Failed: kept while its failed document
+        # exists, for "Retry" to read (rag.storage.stored_copies_delete decides).
         stored_copies_delete([item.source_file])
     job_finish_if_done(item.job_id)
     if outcome_status == "indexed" and document_id is not None:

@@ -10,6 +10,7 @@ from dataclasses import asdict
 
 from celery import Task, shared_task
 from celery.exceptions import TimeLimitExceeded
+from django.conf import settings
 from django.db import connections
 
 from rag.dedup.merge import workspace_merge
@@ -17,6 +18,7 @@ from rag.jobs.lifecycle import job_item_fail, job_items_merged
 from rag.jobs.merging import document_merge_settle
 from rag.jobs.queue import INDEX_DOCUMENT, MERGE_DOCUMENT, MERGE_WORKSPACE, REAP_JOB_ITEMS, TRANSIENT_ERRORS
 from rag.jobs.reaper import job_items_reap
+from rag.storage import StorageUnavailable
 from rag.jobs.run import job_item_run
 
 # Every task that may run twice safely: acknowledged once it ran, retried on a transient error only.
@@ -43,7 +45,12 @@ class IndexTask(Task):
 @shared_task(base=IndexTask, bind=True, name=INDEX_DOCUMENT, retry_backoff=True, retry_backoff_max=120, max_retries=5,
              soft_time_limit=600, time_limit=660, **RUNS_TWICE_SAFELY)
 def index_document(self, item_id: int) -> str:
-    return job_item_run(item_id=item_id, task_id=self.request.id or "")
+    try:
+        return job_item_run(item_id=item_id, task_id=self.request.id or "")
+    except StorageUnavailable as exc:
+        # An unreachable store is outwaited at a steady pace (minutes), not given up after the backoff's ~30 s.
+        raise self.retry(exc=exc, countdown=settings.STORAGE_RETRY_SECONDS,
+                         max_retries=settings.STORAGE_RETRY_MAX) from exc
 
 
 @shared_task(name=REAP_JOB_ITEMS, soft_time_limit=120, time_limit=150)

@@ -32,6 +32,7 @@ from rag.sources.git import (
     GitSourceError, blob_read, commit_date, fast_forward, location_shown, refs_read, repository_open, tree_files,
 )
 from rag.sources.selection import path_selector
+from rag.storage import stored_blob_save
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +46,10 @@ def git_mirror_dir(source: Source) -> Path:
     return Path(settings.DATA_DIR) / "sources" / "mirrors" / f"{source.workspace_id}-{source.pk}.git"
 
 
-def _blob_file(blob: str) -> Path:
-    """Where a blob's bytes are staged for the worker: content-addressed, so each blob is written once."""
-    return Path(settings.DATA_DIR) / "sources" / "blobs" / blob[:2] / blob
+def _blob_name(blob: str) -> str:
+    """Where a blob's bytes are staged for the workers, in the file storage (rag.storage): content-addressed,
+    so each blob is written once, and a worker on any machine reads it."""
+    return f"sources/blobs/{blob[:2]}/{blob}"
 
 
 def tags_in_order(repo: Repo, tags: dict[str, str]) -> list[str]:
@@ -154,14 +156,9 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
                                      sync_source=source, description=f"{source.name} (Git)")
     items = []
     for row in wanted:
-        staged = _blob_file(row.blob)
-        if not staged.exists():
-            staged.parent.mkdir(parents=True, exist_ok=True)
-            partial = staged.with_suffix(".part")
-            partial.write_bytes(blob_read(repo, row.blob))
-            partial.replace(staged)  # a reader never sees half a blob
+        staged = stored_blob_save(name=_blob_name(row.blob), read=lambda blob=row.blob: blob_read(repo, blob))
         items.append(IndexingJobItem(job=job, path=row.document_path, display_path=row.file_path,
-                                     source_file=str(staged), hints=_hints(row, dates, head_date)))
+                                     source_file=staged, hints=_hints(row, dates, head_date)))
     IndexingJobItem.objects.bulk_create(items)
     job.archived_count = documents_archive(documents=Document.objects.filter(pk__in=gone))
     job.save(update_fields=["archived_count"])

@@ -154,7 +154,7 @@ def test_a_run_that_indexed_the_file_but_lost_the_database_before_saying_so_is_i
 
     # The first run: the document is committed, then PostgreSQL goes away before the item is updated.
     job_item_claim(item_id=item.pk, task_id="task-a")
-    document_index(workspace_id=item.job.workspace_id, path=item.path, source_file=Path(item.source_file))
+    document_index(workspace_id=item.job.workspace_id, path=item.path, source_file=item.source_file)
     with django_capture_on_commit_callbacks() as callbacks:
         assert job_item_run(item_id=item.pk, task_id="task-a") == "indexed"  # the retry finds the file unchanged
     assert len(callbacks) == 1  # and still owes its merge

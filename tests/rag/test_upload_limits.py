@@ -13,8 +13,12 @@ from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
 
+from rag.documents import document_retry_job, documents_remove
+from rag.ingest import pipeline
+from rag.ingest.parsers import ParseError
 from rag.models import Document, IndexingJob, IndexingJobItem
 from rag.jobs.run import job_item_run
+from rag.storage import stored_name
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +49,11 @@ def _job() -> IndexingJob:
 
 def _items(job: IndexingJob) -> dict[str, IndexingJobItem]:
     return {item.path: item for item in job.items.all()}
+
+
+def _copy(item: IndexingJobItem) -> Path:
+    """Where the default (local) storage keeps an item's stored copy."""
+    return Path(django_settings.MEDIA_ROOT) / stored_name(item.source_file)
 
 
 def _stored_files() -> list[Path]:
@@ -132,7 +141,8 @@ def test_the_workspace_quota_refuses_a_file_that_would_pass_it_and_the_page_show
     assert "this workspace stores 6 KB of its 10 KB" in logged_in_client.get("/documents/upload/").content.decode()
 
 
-def test_copies_of_duplicate_and_failed_items_are_deleted_and_an_indexed_one_kept(logged_in_client, workspace):
+def test_copies_of_duplicate_items_are_deleted_and_an_indexed_one_and_a_failed_documents_kept(
+        logged_in_client, workspace, django_capture_on_commit_callbacks):
     _post(logged_in_client, SimpleUploadedFile("notes.txt", NOTES))
     original = _job().items.get()
     assert job_item_run(item_id=original.pk) == "indexed"
@@ -142,9 +152,35 @@ def test_copies_of_duplicate_and_failed_items_are_deleted_and_an_indexed_one_kep
     _post(logged_in_client, SimpleUploadedFile("broken.pdf", b"%PDF-1.7 not really a pdf"))
     broken = _job().items.get()
     assert job_item_run(item_id=broken.pk) == "failed"
-    assert Path(original.source_file).exists()
-    assert not Path(duplicate.source_file).exists() and not Path(broken.source_file).exists()
-    assert _stored_files() == [Path(original.source_file)]
+    broken.refresh_from_db()
+    assert _copy(original).exists() and not _copy(duplicate).exists()
+    # The failed upload's copy stays while its failed document exists: "Retry" reads it (the next test).
+    assert broken.document.status == Document.Status.FAILED and _copy(broken).exists()
+    assert sorted(_stored_files()) == sorted([_copy(original), _copy(broken)])
+    with django_capture_on_commit_callbacks(execute=True):
+        documents_remove(documents=Document.objects.filter(pk=broken.document_id))
+    assert _stored_files() == [_copy(original)]
+
+
+def test_retry_of_a_failed_upload_reads_its_kept_copy_once_the_cause_is_fixed(logged_in_client, workspace,
+                                                                             monkeypatch):
+    """The choice between issues 23, 25 and 27: a failed upload's copy is kept while its failed document exists."""
+    def parser_down(*args, **kwargs):
+        raise ParseError("the parser's service is down")
+
+    monkeypatch.setattr(pipeline, "parse_document", parser_down)
+    _post(logged_in_client, SimpleUploadedFile("notes.txt", NOTES))
+    item = _job().items.get()
+    assert job_item_run(item_id=item.pk) == "failed"
+    document = Document.objects.get(workspace=workspace, path="uploads/notes.txt")
+    assert document.status == Document.Status.FAILED and _copy(item).exists()
+    monkeypatch.undo()  # the cause is fixed
+    retry = document_retry_job(document=document)
+    again = retry.items.get()
+    assert again.source_file == item.source_file
+    assert job_item_run(item_id=again.pk) == "indexed"
+    document.refresh_from_db()
+    assert document.status == Document.Status.INDEXED and document.chunk_count > 0
 
 
 def test_a_waiting_file_keeps_its_name_from_a_different_file_uploaded_after_it(logged_in_client, workspace):
@@ -170,4 +206,4 @@ def test_the_copy_of_a_removed_document_is_deleted(client, workspace, user, staf
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/admin/rag/document/{item.document_id}/delete/", {"post": "yes"})
     assert response.status_code == 302 and not Document.objects.exists()
-    assert not Path(item.source_file).exists() and _stored_files() == []
+    assert not _copy(item).exists() and _stored_files() == []

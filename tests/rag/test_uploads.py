@@ -7,12 +7,14 @@ import json
 import struct
 import zipfile
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from rag.jobs.run import job_item_run
 from rag.models import Document, IndexingJob, IndexingJobItem
+from rag.storage import stored_name
 from rag.uploads import safe_upload_path
 
 pytestmark = pytest.mark.django_db
@@ -89,7 +91,8 @@ def test_without_last_modified_the_date_is_the_upload_and_says_so(logged_in_clie
 ])
 def test_a_bad_report_from_the_browser_is_ignored(logged_in_client, workspace, file_info):
     item = _upload(logged_in_client, files=[SimpleUploadedFile("notes.txt", NOTES)], file_info=file_info).items.get()
-    assert item.path == "uploads/notes.txt" and item.file_mtime is None and item.mtime_is_upload_time
+    assert item.path == "uploads/notes.txt" and item.mtime_is_upload_time
+    assert abs(item.file_mtime - item.job.created_at.timestamp()) < 60  # the upload's time, kept on the item
 
 
 def test_a_folder_keeps_its_relative_paths_and_leaves_hidden_files_out(logged_in_client, workspace):
@@ -127,7 +130,8 @@ def test_zip_member_paths_are_sanitised(logged_in_client, workspace, settings):
     items = _run(_upload(logged_in_client, files=[_zip(("../evil.txt", NOTES), ("/abs/x.txt", OTHER))]))
     assert sorted(items) == ["uploads/bundle/abs/x.txt", "uploads/bundle/evil.txt"]
     for item in items.values():
-        assert item.source_file.startswith(str(settings.MEDIA_ROOT)) and ".." not in item.source_file
+        assert item.source_file.startswith("stored:uploads/") and ".." not in item.source_file
+        assert (Path(settings.MEDIA_ROOT) / stored_name(item.source_file)).is_file()
 
 
 def test_a_corrupt_zip_fails_alone(logged_in_client, workspace):

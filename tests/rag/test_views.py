@@ -36,7 +36,7 @@ def test_upload_several_files_then_follow_the_job(logged_in_client, workspace, d
     paths = sorted(job.items.values_list("path", flat=True))
     assert paths == ["uploads/guide.md", "uploads/guide.md", "uploads/passwd.txt"]  # the second guide.md is the first
     for item in job.items.all():
-        assert "/uploads/" in item.source_file and ".." not in item.source_file
+        assert item.source_file.startswith("stored:uploads/") and ".." not in item.source_file
 
     page = logged_in_client.get(f"/jobs/{job.pk}/")
     assert b'hx-trigger="every 1s"' in page.content and b"1 of 3" in page.content
