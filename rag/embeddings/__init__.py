@@ -39,8 +39,8 @@ from rag.embeddings.onnx_runtime import OnnxEncoder, onnx_export_in_subprocess
 from rag.embeddings.sentence_transformer import DEFAULT_BATCH_SIZE, SentenceTransformerEncoder
 
 __all__ = ["EMBEDDING_DIM", "MINILM_NAME", "Encoder", "HashingEncoder", "OnnxEncoder", "SentenceTransformerEncoder",
-           "encode_query", "get_encoder", "get_query_encoder", "minilm_max_tokens", "minilm_path", "query_encoder_prepare", "query_warm_up",
-           "reset_encoder", "warm_up"]
+           "encode_query", "get_encoder", "get_query_encoder", "minilm_max_tokens", "minilm_path",
+           "query_encoder_prepare", "query_warm_up", "reset_encoder", "warm_up"]
 
 logger = logging.getLogger(__name__)
 

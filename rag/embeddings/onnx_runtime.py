@@ -70,7 +70,9 @@ def onnx_export_in_subprocess(*, quantized: bool, cache_dir: Path | None = None)
     stem = f"{MINILM_NAME}-{weights_version()}-opset{ONNX_OPSET}"
     target = folder / (f"{stem}-int8.onnx" if quantized else f"{stem}.onnx")
     if not target.exists():
-        command = [sys.executable, "-m", "rag.embeddings.onnx_runtime", str(folder), *(["--int8"] if quantized else [])]
+        command = [sys.executable, "-c", "import sys, pathlib; from rag.embeddings.onnx_runtime import onnx_model_path; "
+                   "onnx_model_path(quantized=sys.argv[2] == 'int8', cache_dir=pathlib.Path(sys.argv[1]))",
+                   str(folder), "int8" if quantized else "fp32"]
         subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     return target
 
@@ -176,7 +178,3 @@ class OnnxEncoder:
                 for index, vector in zip(batch, pooled):
                     vectors[index] = vector.tolist()
         return vectors
-
-
-if __name__ == "__main__":  # python -m rag.embeddings.onnx_runtime FOLDER [--int8]: onnx_export_in_subprocess's child
-    onnx_model_path(quantized="--int8" in sys.argv[2:], cache_dir=Path(sys.argv[1]))
