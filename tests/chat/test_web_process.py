@@ -43,8 +43,10 @@ WEB_PROCESS = textwrap.dedent("""
 
 
 @pytest.mark.real_encoder
-def test_answering_in_a_web_process_leaves_torch_unimported(transactional_db, user, conversation, api_versions,
-                                                             licensed) -> None:
+def test_answering_in_a_web_process_leaves_torch_unimported(transactional_db, django_db_serialized_rollback, user,
+                                                             conversation, api_versions, licensed) -> None:
+    """The subprocess sees only committed rows, hence transactional_db; serialized rollback keeps the
+    seeded license tiers that transactional tests flush."""
     env = {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL,
            "DATA_DIR": str(settings.DATA_DIR), "EMBEDDING_ENCODER": "minilm", "QUERY_ENCODER": "",
            "QUERY_ENCODER_THREADS": "0", "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
