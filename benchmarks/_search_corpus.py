@@ -8,8 +8,12 @@ sentence ends to at most 110 words, duplicates dropped, shuffled with a fixed
 seed. The first REAL_CHUNKS go into the index, the next QUERIES give their
 first sentence as a query (questions about text that is not in the index).
 
-Real embeddings: all-MiniLM-L6-v2 encodes those texts once (minutes on this
-machine, about 9 chunks/s under load); the vectors are cached in
+Real documentation text instead, when given folders (`corpus_texts`): the real and scale
+evaluation corpora (Django, Celery, Flask, Sphinx documentation, .txt/.rst), split at blank
+lines and packed into chunks of CHUNK_WORDS words as the indexer sizes them.
+
+Real embeddings: all-MiniLM-L6-v2 encodes those texts once, through its ONNX export (the
+same vectors as torch, several times faster); the vectors are cached in
 var/bench/search-real-<hash>.npz and reused by every later run.
 
 Scale: the real model cannot encode 100,000 distinct chunks here in useful
@@ -116,15 +120,54 @@ def real_texts(count: int, queries: int, cache_dir: Path) -> tuple[list[str], li
     return chunks, asked
 
 
+CHUNK_WORDS = 170  # config.settings.CHUNK_TARGET_WORDS
+
+
+def corpus_texts(folders: list[Path], count: int, queries: int, cache_dir: Path) -> tuple[list[str], list[str]]:
+    """(chunks for the index, queries about held-out chunks) from documentation files, deterministic, cached."""
+    key = hashlib.sha256(("|".join(str(f) for f in folders) + f"{count}-{queries}").encode()).hexdigest()[:12]
+    cache = cache_dir / f"search-corpus-texts-{key}.json"
+    if cache.exists():
+        data = json.loads(cache.read_text())
+        return data["chunks"], data["queries"]
+    chunks: set[str] = set()
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.suffix not in (".txt", ".rst", ".md") or not path.is_file():
+                continue
+            words: list[str] = []
+            for paragraph in re.split(r"\n\s*\n", path.read_text(errors="replace")):
+                words.extend(paragraph.split())
+                if len(words) >= CHUNK_WORDS:
+                    chunks.add(" ".join(words[:CHUNK_WORDS + 30]))
+                    words = []
+            if len(words) >= MIN_WORDS:
+                chunks.add(" ".join(words))
+    unique = sorted(chunks)
+    random.Random(SEED).shuffle(unique)
+    if len(unique) < count + queries:
+        raise SystemExit(f"only {len(unique)} chunks in {folders}; ask for fewer")
+    asked = []
+    for text in unique[count:]:
+        first = _SENTENCE_END.split(text)[0]
+        if 6 <= len(first.split()) <= 30 and not first.startswith((".. ", "=", "-", "*")):
+            asked.append(first)
+        if len(asked) == queries:
+            break
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"chunks": unique[:count], "queries": asked}))
+    return unique[:count], asked
+
+
 def encoded(texts: list[str], cache_dir: Path) -> np.ndarray:
-    """Real all-MiniLM-L6-v2 vectors for texts, cached by their content."""
+    """Real all-MiniLM-L6-v2 vectors for texts (its ONNX export), cached by their content."""
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
     cache = cache_dir / f"search-real-{digest}.npz"
     if cache.exists():
         return np.load(cache)["vectors"]
-    from rag.embeddings import SentenceTransformerEncoder
+    from rag.embeddings import OnnxEncoder
 
-    encoder = SentenceTransformerEncoder()
+    encoder = OnnxEncoder(batch_size=32, cache_dir=cache_dir / "models")
     vectors = np.zeros((len(texts), 384), dtype=np.float32)
     step = 256
     for start in range(0, len(texts), step):

@@ -37,3 +37,21 @@ def percentile(values: list[float], pct: float) -> float:
         return float("nan")
     index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+QUICK = os.environ.get("BENCH_QUICK") == "1"  # `run_all.py --quick`: smaller runs, the same targets
+TARGET_PREFIX = "TARGET "
+
+
+def machine_load() -> str:
+    """The 1-minute load average and the cores: every figure on a shared machine says how busy it was."""
+    return f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
+def target(issue: str, name: str, figure: str, met: bool) -> None:
+    """One target's verdict: a line for the reader, and a `TARGET {json}` line for run_all.py's table."""
+    import json
+
+    print(f"[{'MET' if met else 'MISSED'}] {name}: {figure}", flush=True)
+    print(TARGET_PREFIX + json.dumps({"issue": issue, "target": name, "figure": figure, "met": bool(met),
+                                      "load": machine_load()}), flush=True)

@@ -25,10 +25,10 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, django_setup, percentile  # noqa: E402
+from _setup import QUICK, ROOT, django_setup, machine_load, percentile, target  # noqa: E402
 
 USERS = int(os.environ.get("BENCH_CHAT_USERS", "10"))
-SECONDS = float(os.environ.get("BENCH_CHAT_SECONDS", "60"))
+SECONDS = float(os.environ.get("BENCH_CHAT_SECONDS", "20" if QUICK else "60"))
 PASSWORD = "bench-password-123"
 TARGET_SECONDS = 2.0  # first answer, and p95 with USERS users
 FIRST_ANSWERS = 10
@@ -56,6 +56,9 @@ def _prepare() -> list[tuple[str, int]]:
     from django.core.management import call_command
 
     call_command("collectstatic", interactive=False, verbosity=0)  # DEBUG is off, as under `make run`
+    from rag.embeddings import query_encoder_prepare
+
+    query_encoder_prepare()  # the ONNX export, once per machine: not part of a server's start
     _license_enterprise(workspace.slug)
     users = []
     for i in range(USERS):
@@ -105,7 +108,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def server_wait(base: str, seconds: float = 300) -> None:
+def server_wait(base: str, seconds: float = 900) -> None:
     """Until the server at `base` answers its sign-in page (it loads its model first)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -142,6 +145,47 @@ class Client:
         page = self.get("/accounts/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
         self.post("/accounts/login/", {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token})
+
+
+def time_breakdown(since) -> dict[str, tuple[float, float]]:
+    """Where an answer's time went, from what each answer stored (chat.answering's timings and the
+    search's own laps): {part: (mean ms, p95 ms)} over the answers given since `since`."""
+    from chat.models import Message
+
+    parts: dict[str, list[float]] = {}
+    for metadata in Message.objects.filter(role="assistant", created_at__gte=since).values_list("metadata", flat=True):
+        timings = {**(metadata.get("timings") or {})}
+        for name, ms in ((metadata.get("search") or {}).get("stats") or {}).get("timings_ms", {}).items():
+            timings[f"search.{name}"] = ms
+        for name, ms in timings.items():
+            if isinstance(ms, (int, float)):
+                parts.setdefault(name, []).append(float(ms))
+    return {name: (sum(values) / len(values), percentile(values, 95)) for name, values in parts.items()}
+
+
+def search_ratio(slug: str, questions: list[str], rounds: int = 3) -> tuple[float, float, float]:
+    """(full pipeline p95 ms, plain semantic p95 ms, ratio) on the demo corpus, questions encoded beforehand,
+    the two modes alternating so that both see the same load."""
+    from django.conf import settings
+
+    from rag import embeddings
+    from rag.models import Workspace
+    from rag.retrieval import SearchOptions, search
+
+    workspace = Workspace.objects.get(slug=slug)
+    vectors = {question: tuple(embeddings.encode_query(question)) for question in questions}
+    full: list[float] = []
+    plain: list[float] = []
+    for number in range(rounds * len(questions)):
+        question = questions[number % len(questions)]
+        for mode in (("hybrid", "semantic") if number % 2 else ("semantic", "hybrid")):
+            options = SearchOptions(workspace=workspace, top_k=settings.ANSWER_TOP_K, mode=mode,
+                                    query_embedding=vectors[question])
+            started = time.perf_counter()
+            search(question, options)
+            (full if mode == "hybrid" else plain).append(time.perf_counter() - started)
+    full_p95, plain_p95 = percentile(full, 95) * 1000, percentile(plain, 95) * 1000
+    return full_p95, plain_p95, full_p95 / plain_p95
 
 
 def main() -> int:
@@ -196,6 +240,9 @@ def main() -> int:
                 with lock:
                     (latencies.append(elapsed) if ok else errors.append(str(status)))
 
+        from django.utils import timezone
+
+        load_since = timezone.now()
         started = time.monotonic()
         threads = [threading.Thread(target=user_loop, args=(i, u, c)) for i, (u, c) in enumerate(users)]
         for thread in threads:
@@ -205,7 +252,11 @@ def main() -> int:
         wall = time.monotonic() - started
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # a loaded machine: the figures matter more than a graceful stop
+            server.kill()
+            server.wait()
 
     print("chat endpoint, gunicorn gthread 2x4 --preload on loopback, real encoder, extractive answers")
     print(f"first answer  {first_answers[0] * 1000:.0f} ms  (answers 2-{FIRST_ANSWERS}: median "
@@ -218,9 +269,20 @@ def main() -> int:
     print(f"latency p50   {percentile(latencies, 50) * 1000:.0f} ms")
     print(f"latency p95   {percentile(latencies, 95) * 1000:.0f} ms")
     p95 = percentile(latencies, 95)
-    print(f"target first answer <= {TARGET_SECONDS:.0f} s: {'met' if first_answers[0] <= TARGET_SECONDS else 'MISSED'}")
-    print(f"target p95 <= {TARGET_SECONDS:.0f} s with {USERS} users: {'met' if p95 <= TARGET_SECONDS else 'MISSED'}")
-    print(f"target errors == 0: {'met' if not errors else 'MISSED'}")
+    parts = time_breakdown(load_since)
+    mean_latency = sum(latencies) / max(len(latencies), 1) * 1000
+    print(f"where an answer's time went under load (server side, mean / p95 ms; request mean {mean_latency:.0f} ms):")
+    for name, (mean, high) in sorted(parts.items(), key=lambda item: -item[1][0]):
+        print(f"  {name:<28} {mean:8.1f} {high:8.1f}")
+    full_p95, plain_p95, ratio = search_ratio("bench-chat", questions)
+    print(f"search alone on the demo corpus: full pipeline p95 {full_p95:.1f} ms, plain semantic p95 {plain_p95:.1f} ms")
+    print(machine_load())
+    target("24", "full search p95 <= 1.2x plain semantic (demo)", f"{ratio:.2f}x ({full_p95:.0f} / {plain_p95:.0f} ms)",
+           ratio <= 1.2)
+    target("24", "first answer after start <= 2 s", f"{first_answers[0]:.2f} s", first_answers[0] <= TARGET_SECONDS)
+    target("24", f"{USERS} askers p95 <= 2 s", f"{p95:.2f} s (p50 {percentile(latencies, 50):.2f} s, "
+           f"{len(latencies) / wall:.1f} req/s)", p95 <= TARGET_SECONDS)
+    target("24", f"{USERS} askers: 0 errors", f"{len(errors)} errors", not errors)
     return 0
 
 

@@ -62,8 +62,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from _search_corpus import build_corpus, encoded, real_texts  # noqa: E402
-from _setup import django_setup, percentile  # noqa: E402
+from _search_corpus import build_corpus, corpus_texts, encoded, real_texts  # noqa: E402
+from _setup import QUICK, django_setup, machine_load, percentile, target  # noqa: E402
 
 TOP_K = 10
 DOC_TYPES = ["api", "architecture", "operations", "troubleshooting", "user"]
@@ -77,6 +77,11 @@ RETIRED_EVERY = 7  # one older-member chunk id in seven is retired rather than s
 LINEAGE_VERSION = "lineage-1"  # in the corpus signature: bump when apply_lineage changes
 UNVERSIONED = {"version_aware": False, "analyse_query": False}  # version-aware retrieval off
 VERSION_TARGET = 1.1  # p50 with version-aware retrieval / p50 without
+HYBRID_P95_TARGET_MS = 50.0  # issue 24: hybrid search alone (question encoded) at 100k real-text chunks
+RECALL_TARGET = 0.95  # issue 24: HNSW recall@10 against an exact scan there
+# Real documentation text (issue 24): the evaluation corpora, where this checkout or the main one keeps them.
+DEFAULT_CORPORA = [folder for base in (ROOT / "var", Path("/work/main/var"))
+                   for folder in (base / "scale-corpus" / "corpus", base / "real-corpus" / "corpus")]
 
 
 def _ms(seconds: list[float]) -> tuple[float, float]:
@@ -372,8 +377,9 @@ def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunk
     for vector in query_vectors:
         approximate = vectors.semantic_candidates(scope, vector.tolist(), pool)
         exact = vectors.semantic_candidates(scope, vector.tolist(), TOP_K, force="exact")
-        truth = {chunk_id for chunk_id, _ in exact.rows}
-        recalls.append(len(truth & {chunk_id for chunk_id, _ in approximate.rows[:TOP_K]}) / len(truth))
+        # By distance, not by id: copies of one text have equal vectors, and any of them is a right answer.
+        tenth = exact.rows[-1][1] + 1e-6
+        recalls.append(sum(distance <= tenth for _, distance in approximate.rows[:TOP_K]) / len(exact.rows))
         paths.add(approximate.path)
         ef = approximate.ef_search
     naive = _naive_lexical_ms(workspace.pk, queries[:60])
@@ -413,14 +419,21 @@ def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunk
     }
 
 
-def child(size: int, real: int, query_count: int) -> None:
+def _texts(real: int, query_count: int, corpora: str) -> tuple[list[str], list[str]]:
+    folders = [Path(folder) for folder in corpora.split(",") if folder and Path(folder).is_dir()]
+    if folders:
+        return corpus_texts(folders, real, query_count, ROOT / "var" / "bench")
+    return real_texts(real, query_count, ROOT / "var" / "bench")
+
+
+def child(size: int, real: int, query_count: int, corpora: str) -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     django_setup()
     from django.conf import settings
 
     from config.services import stop_embedded
 
-    chunks, queries = real_texts(real, query_count, ROOT / "var" / "bench")
+    chunks, queries = _texts(real, query_count, corpora)
     vectors = encoded(chunks + queries, ROOT / "var" / "bench")
     try:
         figures = measure(size, queries, vectors[real:], chunks, vectors[:real])
@@ -437,21 +450,24 @@ def child(size: int, real: int, query_count: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--real", type=int, default=3000, help="real chunks encoded with the real model")
+    parser.add_argument("--sizes", default="10000" if QUICK else "10000,100000")
+    parser.add_argument("--queries", type=int, default=60 if QUICK else 200)
+    parser.add_argument("--real", type=int, default=3000 if QUICK else 8000,
+                        help="real chunks encoded with the real model")
+    parser.add_argument("--corpora", default=",".join(str(f) for f in DEFAULT_CORPORA),
+                        help="folders of documentation text (comma-separated); none found: library docstrings")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.real, args.queries)
+        child(args.child, args.real, args.queries, args.corpora)
         return 0
 
     # Encode once, here, so that the children only read the cache.
-    chunks, queries = real_texts(args.real, args.queries, ROOT / "var" / "bench")
+    chunks, queries = _texts(args.real, args.queries, args.corpora)
     vectors = encoded(chunks + queries, ROOT / "var" / "bench")
-    from rag.embeddings import SentenceTransformerEncoder
+    from rag.embeddings import OnnxEncoder
 
-    encoder = SentenceTransformerEncoder()
+    encoder = OnnxEncoder(batch_size=32, cache_dir=ROOT / "var" / "bench" / "models")  # what web processes run
     encoder.encode(["warm up"])
     started = time.perf_counter()
     for query in queries[:30]:
@@ -465,7 +481,8 @@ def main() -> int:
         print(f"size {size}: building or reusing the corpus, then measuring ...", flush=True)
         env = {**os.environ, "DATA_DIR": str(ROOT / "var" / "bench" / f"search-{size}")}
         result = subprocess.run(
-            [sys.executable, __file__, "--child", str(size), "--real", str(args.real), "--queries", str(args.queries)],
+            [sys.executable, __file__, "--child", str(size), "--real", str(args.real), "--queries", str(args.queries),
+             "--corpora", args.corpora],
             env=env, capture_output=True, text=True,
         )
         sys.stderr.write(result.stderr[-3000:] if result.returncode else "")
@@ -473,7 +490,8 @@ def main() -> int:
             return result.returncode
         figures.append(json.loads(result.stdout.strip().splitlines()[-1]))
 
-    print(f"\n{args.queries} queries (first sentences of held-out real docstrings), top_k {TOP_K}; "
+    source = "documentation chunks" if any(Path(f).is_dir() for f in args.corpora.split(",")) else "docstrings"
+    print(f"\n{args.queries} queries (first sentences of held-out real {source}), top_k {TOP_K}; "
           f"{args.real} real chunks with real all-MiniLM-L6-v2 vectors in each corpus, the rest derived "
           f"(see benchmarks/_search_corpus.py); 20% near-duplicates, half of them merged into canonical records.")
     print(f"Query encoding (not in the latencies below): {encode_ms:.1f} ms per query. "
@@ -530,11 +548,21 @@ def main() -> int:
     best = max(max(f["best_ratio_p50"], f["best_ratio_p95"]) for f in figures)
     print(f"\ncanonical-aware overhead: worst ratio {worst:.3f} over all runs, {best:.3f} over each query's best run "
           f"(target <= 1.05, bound 1.2: {'within' if worst <= 1.2 else 'OVER'} the bound)")
+    print(machine_load())
+    target("", "canonical-aware overhead <= 1.2x (worst p50/p95 ratio)", f"{worst:.3f} ({best:.3f} best-of)",
+           worst <= 1.2)
     for f in figures:
-        met = f["version_best_ratio_p50"] <= VERSION_TARGET
-        print(f"[{'met' if met else 'MISSED'}] version-aware overhead at {f['size']:,} chunks: p50 ratio "
-              f"{f['version_best_ratio_p50']:.3f} over each query's best run ({f['version_ratio_p50']:.3f} over all "
-              f"runs; target <= {VERSION_TARGET})")
+        target("", f"version-aware overhead p50 <= {VERSION_TARGET}x at {f['size']:,} chunks",
+               f"{f['version_best_ratio_p50']:.3f} best-of ({f['version_ratio_p50']:.3f} all runs)",
+               f["version_best_ratio_p50"] <= VERSION_TARGET)
+    for f in figures:
+        if f["size"] >= 100_000 or QUICK:
+            target("24", f"hybrid p95 <= {HYBRID_P95_TARGET_MS:.0f} ms at {f['size']:,} real-text chunks",
+                   f"{f['canonical_p95']:.1f} ms (best-of-{ROUNDS} {f['canonical_best_p95']:.1f} ms)",
+                   f["canonical_p95"] <= HYBRID_P95_TARGET_MS)
+            target("24", f"HNSW recall@10 >= {RECALL_TARGET} at {f['size']:,} chunks (by distance)",
+                   f"{f['recall_at_10']:.3f} (min {f['recall_min']:.2f}, ef_search {f['ef_search']})",
+                   f["recall_at_10"] >= RECALL_TARGET)
     return 0 if worst <= 1.2 and all(f["filtered_fewest"] == TOP_K for f in figures) else 1
 
 

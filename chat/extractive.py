@@ -176,7 +176,7 @@ def _encoded_question(encoder_name: str, question: str) -> tuple[float, ...]:
 
 def question_vector(question: str) -> tuple[float, ...]:
     """One encoding per question, however many sources are scored against it."""
-    return _encoded_question(embeddings.get_encoder().name, question)
+    return _encoded_question(embeddings.get_query_encoder().name, question)
 
 
 def _is_stale(result: Any) -> bool:
@@ -191,7 +191,7 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "") -> None:
         return
     vector = question_vector(question)
     # Units of popular chunks recur across questions: the embedding cache encodes each once.
-    unit_vectors, _ = embed_with_cache([unit.text for unit in units])
+    unit_vectors, _ = embed_with_cache([unit.text for unit in units], encoder=embeddings.get_query_encoder())
     terms = content_words(question)
     unit_words = [content_words(unit.text) for unit in units]
     # A term few candidate statements contain says more about which one answers than a common one.

@@ -102,11 +102,12 @@ def answers_worker_command(environ: dict[str, str]) -> list[str]:
 def web_command(host: str, port: str, logs: Path) -> list[str]:
     """gunicorn as `make run` (and benchmarks/bench_chat.py) runs it.
 
-    --preload loads the app, and config/wsgi.py the encoder, once in the master before it
-    forks: the first answer does not wait for a model load, and the two processes share
-    the model's pages.
+    --preload loads the app once in the master before it forks, config/wsgi.py exporting the
+    query encoder; config/web_server.py builds each process's ONNX session (cores / processes
+    threads) before its first request: the first answer does not wait for a model load.
     """
     return [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"{host}:{port}", "--preload",
+            "--config", "python:config.web_server",
             "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "120",
             "--graceful-timeout", "10",
             "--access-logfile", str(logs / "access.log"), "--error-logfile", str(logs / "web.log")]

@@ -273,8 +273,14 @@ LOGGING = {
 }
 
 # --- Docent knobs ---------------------------------------------------------------
-# The encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", or "hashing" (tests only).
+# The indexing encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", "onnx", "onnx-int8", or "hashing" (tests only).
 EMBEDDING_ENCODER = env.str("EMBEDDING_ENCODER", default="minilm")
+# The encoder of questions (and of the sentences an answer compares with them): empty for the indexing
+# encoder's torch-free twin ("minilm" -> "onnx", the same vectors): a question took 1.3-4.7 s on torch
+# under load and 36-141 ms on ONNX, and a web process that never imports torch stays ~1 GB smaller.
+QUERY_ENCODER = env.str("QUERY_ENCODER", default="")
+# onnxruntime's intra-op threads per process for questions; 0: the cores divided by the web processes.
+QUERY_ENCODER_THREADS = env.int("QUERY_ENCODER_THREADS", default=0)
 
 # Git sources: credentials for clone URLs over HTTPS, from the environment only (never stored with the source);
 # unset, git's own credential store and ssh keys apply.

@@ -1,9 +1,10 @@
 """The WSGI application, warmed up at start so that the first question is answered as fast as the tenth.
 
 Under `gunicorn --preload` (as `make run` runs it) this happens once in the master
-before it forks: every web process starts with the encoder loaded (the processes
-share its memory), the URLconf and views imported, templates compiled and the
-sentence splitter's rules built. Measured on the demo: without it the first answer
+before it forks: every web process starts with the URLconf and views imported,
+templates compiled, the sentence splitter's rules built and the query encoder's
+ONNX export on disk; each process builds its onnxruntime session after the fork
+(config/web_server.py). Torch is never imported here: questions are encoded by ONNX. Measured on the demo: without it the first answer
 took 1.75x the median of the next nine (model aside: ~0.6 s of imports, ~0.7 s of
 regex compiling).
 """
@@ -12,7 +13,7 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-from rag.embeddings import warm_up
+from rag.embeddings import query_encoder_prepare
 from rag.sentences import sentence_spans
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -58,7 +59,8 @@ def _warm_up() -> None:
     _templates_compile()
     sentence_spans("Docent starts. It warms up first.")
     _page_render()
-    warm_up()
+    query_encoder_prepare()
+    import onnxruntime  # noqa: F401 - imported once here rather than by each process's first question
     connections.close_all()  # a forked process must not share a database socket with its parent
 
 

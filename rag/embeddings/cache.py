@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from rag.embeddings import get_encoder
+from rag.embeddings import Encoder, get_encoder
 from rag.models import EmbeddingCache
 
 
@@ -12,9 +12,13 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def embed_with_cache(texts: list[str]) -> tuple[list[list[float]], int]:
-    """Embeddings for texts, encoding only those never seen by this model; returns (vectors, encoded)."""
-    encoder = get_encoder()
+def embed_with_cache(texts: list[str], *, encoder: Encoder | None = None) -> tuple[list[list[float]], int]:
+    """Embeddings for texts, encoding only those never seen by this encoder; returns (vectors, encoded).
+
+    Keyed by the encoder's name as well as the text: the indexing encoder (the default) and the
+    query encoder (answers pass get_query_encoder()) may differ, and their vectors never mix.
+    """
+    encoder = encoder or get_encoder()
     hashes = [text_hash(text) for text in texts]
     cached = {
         row.text_hash: row.embedding

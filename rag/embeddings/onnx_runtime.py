@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import threading
 import warnings
 from collections.abc import Sequence
@@ -58,6 +60,20 @@ def onnx_model_path(*, quantized: bool, cache_dir: Path | None = None) -> Path:
             _export(fp32)
         if quantized and not int8.exists():
             _quantize(fp32, int8)
+    return target
+
+
+def onnx_export_in_subprocess(*, quantized: bool, cache_dir: Path | None = None) -> Path:
+    """The exported model, made by a child process when missing: the export imports torch
+    (~1 GB, seconds), which a process that only encodes questions should never hold."""
+    folder = cache_dir or _cache_dir()
+    stem = f"{MINILM_NAME}-{weights_version()}-opset{ONNX_OPSET}"
+    target = folder / (f"{stem}-int8.onnx" if quantized else f"{stem}.onnx")
+    if not target.exists():
+        command = [sys.executable, "-c", "import sys, pathlib; from rag.embeddings.onnx_runtime import onnx_model_path; "
+                   "onnx_model_path(quantized=sys.argv[2] == 'int8', cache_dir=pathlib.Path(sys.argv[1]))",
+                   str(folder), "int8" if quantized else "fp32"]
+        subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     return target
 
 
@@ -118,7 +134,10 @@ def _quantize(source: Path, target: Path) -> None:
 class OnnxEncoder:
     """The same model and tokenizer as the torch encoder, run by onnxruntime on CPU."""
 
-    def __init__(self, *, batch_size: int, quantized: bool = False, cache_dir: Path | None = None) -> None:
+    def __init__(self, *, batch_size: int, quantized: bool = False, cache_dir: Path | None = None,
+                 threads: int = 0) -> None:
+        """threads: onnxruntime's intra-op threads, 0 for its default (every core); a server of N
+        processes gives each cores / N, so that they do not fight over the cores."""
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -130,6 +149,9 @@ class OnnxEncoder:
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(
             str(onnx_model_path(quantized=quantized, cache_dir=cache_dir)), options,
             providers=["CPUExecutionProvider"])

@@ -20,6 +20,7 @@ word that matches nothing does not take the place of one that does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -53,8 +54,11 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def question_terms(question: str, *, workspace_id: int) -> tuple[list[Term], float]:
-    """The question's lexemes that occur in the workspace, their estimated frequency, and the table's rows."""
+def question_terms(question: str, *, workspace_id: int,
+                   identifiers: Sequence[str] = ()) -> tuple[list[Term], float, list[str]]:
+    """The question's lexemes that occur in the workspace, their estimated frequency, the table's rows,
+    and which of `identifiers` the workspace holds: one round trip, so that the identifier query runs
+    only for a question that names an identifier some chunk has (one GIN probe each)."""
     # quote_literal is a safe tsquery quote here: the parser never puts a backslash or quote in a lexeme.
     sql = f"""
         WITH q AS (
@@ -72,29 +76,42 @@ def question_terms(question: str, *, workspace_id: int) -> tuple[list[Term], flo
             SELECT q.lexeme, q.first_position,
                    (SELECT stats.freqs[array_position(stats.elems, q.lexeme)] FROM stats) AS frequency
             FROM q
+        ),
+        found AS (
+            SELECT known.lexeme, known.frequency, known.first_position
+            FROM known
+            WHERE known.frequency IS NOT NULL OR EXISTS (
+                SELECT 1 FROM {CHUNK} c
+                WHERE c.workspace_id = %s AND c.search_vector @@ quote_literal(known.lexeme)::tsquery
+            )
+        ),
+        held AS (
+            SELECT coalesce(array_agg(i.identifier ORDER BY i.position), '{{}}') AS identifiers
+            FROM unnest(%s::varchar[]) WITH ORDINALITY AS i(identifier, position)
+            WHERE EXISTS (SELECT 1 FROM {CHUNK} c
+                          WHERE c.workspace_id = %s AND c.identifiers @> ARRAY[i.identifier]::varchar[])
         )
-        SELECT known.lexeme, known.frequency,
+        SELECT found.lexeme, found.frequency,
                (SELECT stats.freqs[array_length(stats.elems, 1) + 1] FROM stats) AS min_listed,
-               (SELECT reltuples FROM pg_class WHERE oid = %s::regclass) AS table_rows
-        FROM known
-        WHERE known.frequency IS NOT NULL OR EXISTS (
-            SELECT 1 FROM {CHUNK} c
-            WHERE c.workspace_id = %s AND c.search_vector @@ quote_literal(known.lexeme)::tsquery
-        )
-        ORDER BY known.first_position"""
+               (SELECT reltuples FROM pg_class WHERE oid = %s::regclass) AS table_rows,
+               held.identifiers
+        FROM held LEFT JOIN found ON true
+        ORDER BY found.first_position"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [TEXT_CONFIG, question, CHUNK, CHUNK, workspace_id])
+        cursor.execute(sql, [TEXT_CONFIG, question, CHUNK, workspace_id, list(identifiers), workspace_id, CHUNK])
         rows = cursor.fetchall()
+    held = list(rows[0][4]) if rows else []
+    rows = [row for row in rows if row[0] is not None]
     if not rows:
-        return [], 0.0
+        return [], 0.0, held
     min_listed = float(rows[0][2]) if rows[0][2] is not None else 0.0
     table_rows = max(float(rows[0][3] or 0), 0.0)
     # A lexeme missing from the statistics is rarer than the least frequent listed one: half of that is a guess.
     terms = [
         Term(lexeme, float(frequency), True) if frequency is not None else Term(lexeme, min_listed / 2, False)
-        for lexeme, frequency, _, _ in rows
+        for lexeme, frequency, _, _, _ in rows
     ]
-    return terms, table_rows
+    return terms, table_rows, held
 
 
 def build_lexical_query(terms: list[Term], *, table_rows: float) -> LexicalQuery | None:

@@ -52,7 +52,7 @@ def chunk_sentences(text: str) -> list[str]:
 
 
 def _sentence_vectors(sentences: Sequence[str]) -> np.ndarray:
-    encoder = embeddings.get_encoder()
+    encoder = embeddings.get_query_encoder()
     keys = [(encoder.name, hashlib.sha1(s.encode()).hexdigest()) for s in sentences]
     vectors: dict[int, np.ndarray] = {}
     with _cache_lock:

@@ -233,12 +233,16 @@ def _ranked_lists(
         expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
         stats["expansions"] = expansions
         lexical_text = " ".join([query, *expansions])
+        wanted = identifiers_in(lexical_text) if options.identifiers else []
+        # The identifiers that some chunk of the workspace holds come with the terms (one round trip):
+        # a question naming none of them costs no identifier query.
+        terms, table_rows, held = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
+                                                         identifiers=wanted)
         if options.identifiers:
-            wanted = identifiers_in(lexical_text)
-            stats["identifiers"] = wanted
-            ranked["identifiers"] = [chunk_id for chunk_id, _ in lexical.identifier_candidates(scope, wanted, pool)]
+            stats["identifiers"] = held
+            if held:
+                ranked["identifiers"] = [chunk_id for chunk_id, _ in lexical.identifier_candidates(scope, held, pool)]
             clock.lap("identifiers_ms")
-        terms, table_rows = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id)
         stats["term_idf"] = [(t.lexeme, round(-math.log(max(t.frequency, 1e-6)), 3)) for t in terms]
         lexical_query = lexical.build_lexical_query(terms, table_rows=table_rows)
         matches = lexical.lexical_candidates(scope, lexical_query, pool) if lexical_query else []

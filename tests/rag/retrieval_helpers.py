@@ -132,7 +132,7 @@ def encoder(settings, minilm, monkeypatch):
     from rag import embeddings
 
     settings.EMBEDDING_ENCODER = "minilm"
-    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "minilm", lambda batch_size: minilm)
+    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "minilm", lambda batch_size, threads: minilm)
     embeddings.reset_encoder()
     yield embeddings.get_encoder()
     embeddings.reset_encoder()

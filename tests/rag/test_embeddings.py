@@ -180,7 +180,7 @@ def test_an_unknown_encoder_is_a_configuration_error(fresh_encoder, monkeypatch:
 def test_threads_asking_at_once_share_one_encoder(fresh_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[HashingEncoder] = []
 
-    def slow_factory(batch_size: int) -> HashingEncoder:
+    def slow_factory(batch_size: int, threads: int) -> HashingEncoder:
         time.sleep(0.05)  # long enough for every thread to arrive while the first one builds
         built.append(HashingEncoder())
         return built[-1]

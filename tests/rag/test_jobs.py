@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from rag.jobs.lifecycle import job_item_claim, job_item_fail, job_item_requeue, job_items_merged
+from rag.jobs.lifecycle import job_finish_if_done, job_item_claim, job_item_fail, job_item_requeue, job_items_merged
 from rag.jobs.reaper import job_items_reap
 from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, IndexingJobItem
@@ -28,6 +30,32 @@ def item(workspace, tmp_path):
 
 def _expire(item: IndexingJobItem) -> None:
     IndexingJobItem.objects.filter(pk=item.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def test_claiming_a_queued_item_and_finishing_its_job_cost_a_query_or_two(item):
+    """Bookkeeping paid once per file of a job: a queued item is claimed by one conditional update and
+    one read, and the job's finish is one statement, whether or not items remain."""
+    with CaptureQueriesContext(connection) as claim:
+        claimed = job_item_claim(item_id=item.pk, task_id="task-a")
+    with CaptureQueriesContext(connection) as pending:
+        job_finish_if_done(item.job_id)
+    IndexingJobItem.objects.filter(pk=item.pk).update(status=Status.INDEXED)
+    with CaptureQueriesContext(connection) as last:
+        job_finish_if_done(item.job_id)
+
+    assert claimed.job.pk == item.job_id and claimed.status == Status.RUNNING
+    assert (len(claim), len(pending), len(last)) == (2, 1, 1)
+    item.job.refresh_from_db()
+    assert item.job.finished_at is not None
+    assert IndexingJob.objects.filter(pk=item.job_id, finished_at__isnull=True).count() == 0
+
+
+def test_a_job_with_an_unfinished_item_stays_open(item):
+    IndexingJobItem.objects.create(job=item.job, path="/other.md", source_file="/other.md")
+    IndexingJobItem.objects.filter(pk=item.pk).update(status=Status.INDEXED)
+    job_finish_if_done(item.job_id)
+    item.job.refresh_from_db()
+    assert item.job.finished_at is None
 
 
 def test_a_claim_takes_a_lease_and_a_second_delivery_of_another_task_is_turned_away(item, settings):

@@ -7,6 +7,7 @@ from pathlib import Path
 from fpdf import FPDF
 
 from rag.ingest.parsers import parse_document
+from rag import sentences
 from rag.sentences import sentence_spans
 from tests.rag.parser_support import DEMO_CORPUS, section
 
@@ -124,3 +125,17 @@ def test_plain_text_glossary_terms_keep_their_definitions() -> None:
            "to manage routes, upstreams, consumers and keys." in parsed.text.split("\n\n")
     config = demo("archive/configuration-reference-2.0.txt")
     assert "db_pool_size default 10: Maximum number of database connections per process." in config.text
+
+
+def test_a_chunk_split_again_comes_from_the_cache_and_a_caller_cannot_change_it() -> None:
+    """Answers split the same popular chunks question after question: the second split is not pysbd's work."""
+    text = "Keys rotate every 90 days. The old key stays valid for 24 hours.\n- list item one"
+    first = sentences.sentence_spans(text)
+    first.clear()  # a caller's list is its own
+    before = sentences._sentence_spans.cache_info().hits
+    again = sentences.sentence_spans(text)
+
+    assert sentences._sentence_spans.cache_info().hits == before + 1
+    assert [(s.text, s.kind) for s in again] == [("Keys rotate every 90 days.", "prose"),
+                                                 ("The old key stays valid for 24 hours.", "prose"),
+                                                 ("- list item one", "item")]

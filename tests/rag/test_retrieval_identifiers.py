@@ -7,7 +7,9 @@ API gateway's reference); the hashing encoder stands in for the model.
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from rag.models import Chunk, QueryExpansion
 from rag.retrieval import search
@@ -15,7 +17,7 @@ from rag.retrieval.expansion import expansions_for
 from rag.retrieval.fusion import reciprocal_rank_fusion
 from rag.retrieval.identifiers import chunk_identifiers, identifiers_in
 from tests.rag.factories import ChunkFactory, DocumentFactory
-from tests.rag.retrieval_helpers import options
+from tests.rag.retrieval_helpers import license_workspace, options
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
 
 pytestmark = pytest.mark.django_db
@@ -110,6 +112,46 @@ def test_identifiers_match_whole_tokens_not_their_stems(workspace):
     assert lexical.identifier_candidates(scope, ["upstream_timeout"], 10)[0][0] == setting.pk
     assert len(lexical.identifier_candidates(scope, ["upstream_timeout"], 10)) == 1
     assert lexical.identifier_candidates(scope, ["timeout"], 10) == []
+
+
+def _queries_of(workspace, question: str, **changes) -> tuple[list, list[str]]:
+    with CaptureQueriesContext(connection) as captured:
+        results = list(search(question, options(workspace, **changes)))
+    return results, [query["sql"] for query in captured.captured_queries]
+
+
+def test_the_identifier_query_runs_only_for_an_identifier_the_workspace_holds(workspace):
+    _topic_pages(workspace)
+    setting = _chunk(workspace, "/ref/config.md", GATEWAY_SETTING, "Configuration > proxy.upstream_timeout")
+
+    absent = search("How long does the proxy wait for slow_backend_timeout?", options(workspace, top_k=3))
+    _, absent_sql = _queries_of(workspace, "How long does the proxy wait for slow_backend_timeout?", top_k=3)
+    named = search("How long does proxy.upstream_timeout wait?", options(workspace, top_k=3))
+    _, named_sql = _queries_of(workspace, "How long does proxy.upstream_timeout wait?", top_k=3)
+
+    assert absent.stats["identifiers"] == []
+    assert not any("c.identifiers && " in sql for sql in absent_sql)
+    assert named.stats["identifiers"] == ["proxy.upstream_timeout", "upstream_timeout"]
+    assert sum("c.identifiers && " in sql for sql in named_sql) == 1
+    assert named[0].chunk_id == setting.pk
+
+
+def test_a_search_costs_the_same_queries_for_two_results_or_ten(workspace):
+    """No query per result: hydration, records and details are fetched for all results at once."""
+    license_workspace(workspace)
+    topics = ["billing", "mirrors", "backups", "webhooks", "tokens", "exports", "audits", "quotas", "alerts",
+              "regions", "caching", "logging", "tenants", "sessions"]
+    for n, topic in enumerate(topics):
+        _chunk(workspace, f"/guides/{topic}.md", f"The {topic} service of release {n} resets its rate limit "
+               f"every {n + 2} minutes; {topic} clients see the remaining {topic} budget.", f"Guide > {topic}")
+    question = "When does the rate limit of the service reset?"
+    search(question, options(workspace, top_k=2))  # caches of the first search (expansions, licence) filled
+
+    few, few_sql = _queries_of(workspace, question, top_k=2, include_variant_metadata=True)
+    many, many_sql = _queries_of(workspace, question, top_k=10, include_variant_metadata=True)
+
+    assert (len(few), len(many)) == (2, 10)
+    assert len(many_sql) == len(few_sql)
 
 
 def test_a_heading_that_names_the_identifier_lifts_its_chunk(workspace):

@@ -59,7 +59,7 @@ def test_queries_file_prints_json_lines_in_order(docs, tmp_path, monkeypatch):
 
     built = []
     monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "hashing",
-                        lambda batch_size: built.append(batch_size) or embeddings.HashingEncoder())
+                        lambda batch_size, threads: built.append(batch_size) or embeddings.HashingEncoder())
     embeddings.reset_encoder()
     queries = tmp_path / "queries.txt"
     queries.write_text("backup retention\n\nexport endpoint download\nnightly backup time\n")

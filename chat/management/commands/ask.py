@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chat.answering import Answer, answer
 from chat.models import default_search_options
+from rag import embeddings
 from rag.models import Workspace
 from rag.retrieval import SearchOptionError
 
@@ -54,6 +55,7 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot read {queries_file}: {exc.strerror}") from None
         else:
             questions = [question]
+        embeddings.query_warm_up()  # before the first question, so that none of them waits for it
         for asked in questions:
             try:
                 result = answer(asked, workspace=target, options=default_search_options())

@@ -39,7 +39,7 @@ class Command(BaseCommand):
         settings.LLM_BASE_URL = ""  # the extractive answerer is what is measured
         _corpus, target, indexed = eval_corpus_index(corpus=corpus, workspace=workspace, title=title)
         self.stderr.write(f"indexing: {indexed}")
-        embeddings.get_encoder()
+        embeddings.query_warm_up()
         configs = [config for config in CONFIGS if not opts["config"] or config[0] in opts["config"]]
         progress = None if opts["json"] else (
             lambda name, values: self.stderr.write(format_answer_table(title, {name: values})))

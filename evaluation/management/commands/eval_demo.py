@@ -53,7 +53,7 @@ class Command(BaseCommand):
         corpus, target, indexed = eval_corpus_index(corpus=corpus, workspace=workspace, title=title)
         self.stderr.write(f"indexing: {indexed}")
 
-        embeddings.get_encoder()  # loaded once, before the first question
+        embeddings.query_warm_up()  # loaded once, before the first question
         configs = ablation_configs()
         self._first = configs[0]
         figures = evaluate_configs(target, questions, configs, on_results=self._details if opts["details"] else None)

@@ -91,7 +91,7 @@ class Command(BaseCommand):
         except SearchOptionError as exc:
             raise CommandError(str(exc)) from None
         if opts["mode"] != "lexical":
-            embeddings.get_encoder()  # loaded once, before the first query, for all of them
+            embeddings.query_warm_up()  # loaded once, before the first query, for all of them
         for query in queries:
             try:
                 results = search(query, options)

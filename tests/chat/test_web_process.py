@@ -1,0 +1,62 @@
+"""A web process answers questions without torch: ONNX encodes them, built after the fork."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.conftest import _test_database_url
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What gunicorn does in a web process of `make run`: the master imports config.wsgi (--preload),
+# config.web_server.post_worker_init runs after the fork; then one question through the chat view.
+WEB_PROCESS = textwrap.dedent("""
+    import json, sys
+    from types import SimpleNamespace
+    import config.wsgi
+    from config.web_server import post_worker_init
+    post_worker_init(SimpleNamespace(cfg=SimpleNamespace(workers=2)))
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+    from chat.models import Message
+    from rag import embeddings
+    setup_test_environment()
+    client = Client()
+    client.force_login(get_user_model().objects.get(pk=int(sys.argv[1])))
+    response = client.post(f"/chat/{sys.argv[2]}/ask/", {"question": sys.argv[3]}, headers={"HX-Request": "true"},
+                           secure=True)
+    encoder = embeddings.get_query_encoder()
+    print(json.dumps({"status": response.status_code, "torch": "torch" in sys.modules,
+                      "sentence_transformers": "sentence_transformers" in sys.modules,
+                      "encoder": encoder.name, "threads": encoder.session.get_session_options().intra_op_num_threads,
+                      "replies": Message.objects.filter(conversation_id=int(sys.argv[2]), role="assistant").count()}))
+""")
+
+
+@pytest.mark.real_encoder
+def test_answering_in_a_web_process_leaves_torch_unimported(transactional_db, django_db_serialized_rollback, user,
+                                                             conversation, api_versions, licensed) -> None:
+    """The subprocess sees only committed rows, hence transactional_db; serialized rollback keeps the
+    seeded license tiers that transactional tests flush."""
+    env = {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL,
+           "DATA_DIR": str(settings.DATA_DIR), "EMBEDDING_ENCODER": "minilm", "QUERY_ENCODER": "",
+           "QUERY_ENCODER_THREADS": "0", "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", WEB_PROCESS, str(user.pk), str(conversation.pk),
+                           "How many requests per minute may an API key send?"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["status"] == 200 and seen["replies"] == 1
+    assert seen["encoder"] == "all-MiniLM-L6-v2+onnx"
+    assert seen["threads"] == max(1, (os.cpu_count() or 1) // 2)
+    assert not seen["torch"] and not seen["sentence_transformers"]
