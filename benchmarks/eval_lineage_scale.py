@@ -25,9 +25,11 @@ still measures recall. The hashing encoder is the default (fast; lineage only se
 from __future__ import annotations
 
 import argparse
+import cProfile
 import hashlib
 import json
 import os
+import pstats
 import random
 import sys
 import time
@@ -58,8 +60,9 @@ def corpus_files(corpus: Path, *, limit: int, pages_every: int, shuffle: int | N
     return names
 
 
-def ingest(corpus: Path, names: list[str]) -> dict:
-    """Index the files one by one as `ingest --sync` does; per-file end times and lineage's seconds."""
+def ingest(corpus: Path, names: list[str], *, profile_from: int = 0) -> dict:
+    """Index the files one by one as `ingest --sync` does; per-file end times and lineage's seconds (and with
+    `profile_from`, a cProfile of the files from that one on: what grows with the workspace)."""
     from rag.dedup import merge as dedup
     from rag.jobs.run import job_item_run
     from rag.models import IndexingJob, Workspace
@@ -68,6 +71,7 @@ def ingest(corpus: Path, names: list[str]) -> dict:
     Workspace.objects.filter(slug=SLUG).delete()
     workspace = Workspace.objects.create(slug=SLUG, name="Lineage at scale")
     lineage_seconds = [0.0]
+    per_file_lineage: list[float] = []
     originals = {name: getattr(dedup, name) for name in ("document_lineage_update", "document_lineage_evidence")}
 
     def timed(function):
@@ -83,19 +87,28 @@ def ingest(corpus: Path, names: list[str]) -> dict:
         setattr(dedup, name, timed(function))
     ends: list[float] = []
     chunks: list[int] = []
+    profiler = cProfile.Profile()
     try:
         started = time.perf_counter()
         job = indexing_job_create(workspace=workspace, paths=[corpus / "corpus" / name for name in names],
                                   source=IndexingJob.Source.CLI, enqueue=False)
-        for item_id in job.items.order_by("pk").values_list("pk", flat=True):
+        for index, item_id in enumerate(job.items.order_by("pk").values_list("pk", flat=True)):
+            if profile_from and index + 1 == profile_from:
+                profiler.enable()
+            before = lineage_seconds[0]
             job_item_run(item_id=item_id, merge_inline=True)
             ends.append(time.perf_counter() - started)
+            per_file_lineage.append(lineage_seconds[0] - before)
         wall = time.perf_counter() - started
     finally:
+        profiler.disable()
         for name, function in originals.items():
             setattr(dedup, name, function)
+    if profile_from:
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(45)
     chunks = list(job.items.order_by("pk").values_list("chunk_count", flat=True))
     return {"workspace_id": workspace.pk, "wall": wall, "lineage": lineage_seconds[0], "ends": ends,
+            "per_file_lineage": per_file_lineage,
             "chunks": [count or 0 for count in chunks], "load": os.getloadavg()[0]}
 
 
@@ -166,6 +179,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="write families and times as JSON here")
     parser.add_argument("--compare", type=Path, help="a previous --out: print the families that differ")
     parser.add_argument("--misses", type=int, default=40, help="misses to print")
+    parser.add_argument("--profile-from", type=int, default=0, help="cProfile the files from the Nth on")
     args = parser.parse_args()
     corpus = args.corpus.resolve()
     if not (corpus / "files.json").exists():
@@ -181,7 +195,7 @@ def main() -> int:
     listing = json.loads((corpus / "files.json").read_text(encoding="utf-8"))
     names = corpus_files(corpus, limit=args.limit, pages_every=args.pages_every, shuffle=args.shuffle)
     try:
-        run = ingest(corpus, names)
+        run = ingest(corpus, names, profile_from=args.profile_from)
         memberships = workspace_memberships(SLUG)
         scores = {**family_scores(memberships, listing), "unindexed_files": unindexed_files(SLUG)}
         misses = miss_reasons(run["workspace_id"], listing, memberships)
@@ -198,7 +212,9 @@ def main() -> int:
           f"(releases {scores['largest'].get('project_releases')})  families {scores['families']}  "
           f"files not indexed {scores['unindexed_files']} (not counted)")
     for row in rows:
-        print(f"  files {row['from_file']:>5}-{row['to_file']:<5} {row['seconds_per_file'] * 1000:8.0f} ms/file")
+        lineage = run["per_file_lineage"][row["from_file"] - 1:row["to_file"]]
+        print(f"  files {row['from_file']:>5}-{row['to_file']:<5} {row['seconds_per_file'] * 1000:8.0f} ms/file, "
+              f"lineage {sum(lineage) / len(lineage) * 1000:6.0f} ms/file")
     if rows:
         print(f"flatness {rows[-1]['seconds_per_file'] / rows[0]['seconds_per_file']:.2f} (target <= 1.3)")
     print(f"wall {run['wall']:.1f}s, lineage {run['lineage']:.1f}s = {run['lineage'] / run['wall']:.1%} (target <= 10%)")
@@ -215,7 +231,8 @@ def main() -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"names": names, "scores": scores, "families": families, "misses": misses,
-                                        "ends": run["ends"], "wall": run["wall"], "lineage": run["lineage"]},
+                                        "ends": run["ends"], "wall": run["wall"], "lineage": run["lineage"],
+                                        "per_file_lineage": run["per_file_lineage"]},
                                        indent=1))
     if args.compare:
         other = json.loads(args.compare.read_text(encoding="utf-8"))
