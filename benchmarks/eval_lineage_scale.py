@@ -5,6 +5,7 @@
         [--compare OTHER.json]
 
 Indexes files of the corpus `demo/scale/build_corpus.py` writes (`ingest_order.txt`, oldest release first;
+the Sphinx corpus of `demo/real/build_corpus.py` works too, by file time, with `--corpus var/real-corpus`;
 `--shuffle SEED` for another order) into a fresh workspace of its own DATA_DIR (var/bench/lineage-scale,
 BENCH_LINEAGE_SCALE_DATA_DIR moves it), one file at a time as `manage.py ingest --sync` does
 (`job_item_run(merge_inline=True)`), then prints:
@@ -44,10 +45,17 @@ DATA_DIR = Path(os.environ.get("BENCH_LINEAGE_SCALE_DATA_DIR", ROOT / "var" / "b
 SLUG = "lineage-scale"
 
 
+def _date(entry: dict) -> str:
+    """A listing entry's date, comparable as text (the scale corpus writes ISO dates, the Sphinx one mtimes)."""
+    return entry.get("date") or f"{entry.get('mtime', 0):012d}"
+
+
 def corpus_files(corpus: Path, *, limit: int, pages_every: int, shuffle: int | None) -> list[str]:
     """File names in ingest order (or shuffled), one page in `pages_every` kept, the first `limit`."""
     listing = json.loads((corpus / "files.json").read_text(encoding="utf-8"))
-    names = (corpus / "ingest_order.txt").read_text(encoding="utf-8").split()
+    order = corpus / "ingest_order.txt"
+    names = order.read_text(encoding="utf-8").split() if order.exists() \
+        else sorted(listing, key=lambda name: (_date(listing[name]), name))  # the Sphinx corpus: by file time
     if pages_every > 1:
         def kept(name: str) -> bool:
             page = "/".join(page_of(listing[name]))
@@ -132,7 +140,7 @@ def miss_reasons(workspace_id: int, listing: dict, memberships: dict[str, int | 
         families = [memberships[name] for name in names]
         if len(names) < 2 or (None not in families and len(set(families)) == 1):
             continue
-        names.sort(key=lambda name: listing[name]["date"])
+        names.sort(key=lambda name: (_date(listing[name]), name))
         pairs = []
         for older, newer in zip(names, names[1:]):
             a, b = by_name.get(older), by_name.get(newer)
