@@ -148,7 +148,9 @@ def miss_reasons(workspace_id: int, listing: dict, memberships: dict[str, int | 
                 pairs.append({"pair": [older, newer], "why": "not indexed"})
                 continue
             key = (min(a, b), max(a, b))
-            if key in stored:
+            if memberships[older] is not None and memberships[older] == memberships[newer]:
+                why = "together"
+            elif key in stored:
                 why = f"related {stored[key]:.2f}, not joined"
             else:
                 evidence = pair_evidence(vectors[a], vectors[b])
