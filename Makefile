@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval eval-real eval-scale eval-git install clean-data
+.PHONY: run test bench eval eval-real eval-scale eval-lineage eval-git install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -61,6 +61,14 @@ eval-scale: $(STAMP)
 		--title "$(SCALE_TITLE): older-release questions"
 	$(SCALE_EVAL) eval_answers $(SCALE_ARGS) --ground-truth $(SCALE_CORPUS)/older/ground_truth.json \
 		--off-topic $(SCALE_CORPUS)/heldout/off_topic.json --title "$(SCALE_TITLE): older-release questions"
+
+# Version families on the scale corpus (issue 21): purity, recall and each missed page with its reason, time per
+# file by fifths and lineage's share, from an in-process `ingest --sync` (benchmarks/eval_lineage_scale.py, its own
+# DATA_DIR). LINEAGE_ARGS="--pages-every 6" for a subset with all its pages' releases; "--shuffle 7 --out A.json"
+# then "--compare A.json" for determinism; "--encoder minilm" for the model.
+eval-lineage: $(STAMP)
+	$(PY) demo/scale/build_corpus.py --out $(SCALE_CORPUS) --no-questions
+	$(PY) benchmarks/eval_lineage_scale.py --corpus $(SCALE_CORPUS) $(LINEAGE_ARGS)
 
 # Five Sphinx releases' docs committed and tagged in a Git repository, synced as a Git source: chunks
 # encoded against distinct texts, and version questions (benchmarks/git_version_questions.json).

@@ -84,19 +84,31 @@ def family_scores(memberships: Mapping[str, int | None], listing: Mapping[str, M
 
 
 def workspace_memberships(slug: str) -> dict[str, int | None]:
-    """File name -> family id of every live document of the workspace (a name held twice: the newest row)."""
+    """File name -> family id of every live, indexed document of the workspace (a name held twice: the newest row).
+
+    A file that was not indexed (no text to index: Celery's autodoc stubs are a title and directives only) is no
+    document, so it cannot sit in a family; `unindexed_files` counts those."""
     from rag.models import Document  # Django is set up in main(): benchmarks configure it first
 
-    rows = (Document.objects.filter(workspace__slug=slug, archived=False)
+    rows = (Document.objects.filter(workspace__slug=slug, archived=False, status=Document.Status.INDEXED)
             .order_by("pk").values_list("path", "family_id"))
     return {Path(path).name: family for path, family in rows}
+
+
+def unindexed_files(slug: str) -> int:
+    """Live documents of the workspace that failed or were skipped (not in the figures)."""
+    from rag.models import Document  # Django is set up in main()
+
+    return (Document.objects.filter(workspace__slug=slug, archived=False)
+            .exclude(status=Document.Status.INDEXED).count())
 
 
 def format_report(slug: str, scores: dict) -> str:
     largest = scores["largest"]
     lines = [
         f"families of workspace {slug}: {scores['documents']} documents ({scores['unknown_documents']} not in the "
-        f"listing), {scores['families']} families, {scores['documents_in_no_family']} documents in none",
+        f"listing), {scores['families']} families, {scores['documents_in_no_family']} documents in none; "
+        f"{scores.get('unindexed_files', 0)} files not indexed (not counted)",
         f"purity  {scores['purity'] if scores['purity'] is None else format(scores['purity'], '.3f')}"
         f"  (members of families of 2+: {scores['members_in_families_of_2_plus']}; target >= 0.97)",
         f"recall  {scores['recall'] if scores['recall'] is None else format(scores['recall'], '.3f')}"
@@ -124,7 +136,8 @@ def main() -> int:
     if "DATA_DIR" not in os.environ:
         sys.exit("error: set DATA_DIR to the instance the corpus was ingested into")
     django_setup()
-    scores = family_scores(workspace_memberships(args.workspace), listing)
+    scores = {**family_scores(workspace_memberships(args.workspace), listing),
+              "unindexed_files": unindexed_files(args.workspace)}
     print(json.dumps({"workspace": args.workspace, **scores}, indent=2) if args.json
           else format_report(args.workspace, scores))
     return 0

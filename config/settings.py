@@ -414,6 +414,10 @@ FAMILY_MIN_SIZE_RATIO = env.float("FAMILY_MIN_SIZE_RATIO", default=0.25)
 # Documents sharing a title or path key compared with a new one, newest first: a generic title ("Introduction")
 # shared by hundreds of pages must not make one document's indexing read them all.
 FAMILY_NAMED_CANDIDATES_MAX = env.int("FAMILY_NAMED_CANDIDATES_MAX", default=32)
+# Documents one family regroup reads at most: the new document's relation component (documents linked by stored
+# relations), decided as a whole so that arrival order does not change the families; families hold one document
+# per release, so a component this large means a cluster of weak relations, and it is cut (logged).
+LINEAGE_REGROUP_DOCUMENTS_MAX = env.int("LINEAGE_REGROUP_DOCUMENTS_MAX", default=400)
 # Chunk vectors lineage keeps per worker process between merges (~1.5 kB each): versions arriving one by one compare
 # with the same family members again, and reading their vectors was most of lineage's time.
 LINEAGE_VECTOR_CACHE_CHUNKS = env.int("LINEAGE_VECTOR_CACHE_CHUNKS", default=20000)

@@ -199,7 +199,8 @@ class VectorCache:
                 grouped[row[0]].append(row[1:])
         for pk in unread:
             rows = grouped.get(pk, [])
-            matrix = np.array([row[1] for row in rows], dtype=np.float32).reshape(len(rows), -1)
+            matrix = np.array([row[1] for row in rows], dtype=np.float32).reshape(len(rows), -1) if rows \
+                else np.zeros((0, 0), dtype=np.float32)  # no chunks (yet): nothing to compare
             if len(rows):
                 matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
             vectors = Vectors(ids=[row[0] for row in rows], matrix=matrix,

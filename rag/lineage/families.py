@@ -185,12 +185,32 @@ def document_lineage_update(*, document_id: int, neighbour_pairs: list[tuple[int
                for pk in (relation.a, relation.b)} - {document_id}
     if not related and me.family_id is None:
         return set()  # a document of its own: nothing to regroup
-    neighbourhood = Document.objects.filter(workspace_id=workspace_id).filter(
-        Q(pk__in=related | {document_id}) | Q(family__members__pk__in=related | {document_id})).distinct()
-    members = load_members(neighbourhood)
+    neighbourhood = _relation_component(workspace_id, related | {document_id})
+    members = load_members(Document.objects.filter(workspace_id=workspace_id, pk__in=neighbourhood))
     changed = _regroup(workspace_id, members, _stored_relations(members, within=True))
     own = Document.objects.filter(pk=document_id).values_list("family_id", flat=True).first()
     return _refresh_all(changed | {own}, vectors)  # its own family: its chunks are new
+
+
+def _relation_component(workspace_id: int, seed: set[int]) -> set[int]:
+    """The documents linked to `seed` by stored relations or shared families, all of them: grouping decides a
+    connected set as a whole (strongest relation first), so regrouping only the new document's neighbours would
+    leave two related documents apart that another arrival order joins. Bounded by
+    LINEAGE_REGROUP_DOCUMENTS_MAX (a component that large is cut, and said in the log)."""
+    found, frontier = set(seed), set(seed)
+    limit = settings.LINEAGE_REGROUP_DOCUMENTS_MAX
+    while frontier:
+        linked = set(Document.objects.filter(workspace_id=workspace_id, family_id__in=Document.objects.filter(
+            pk__in=frontier, family__isnull=False).values("family_id")).values_list("pk", flat=True))
+        for a, b in DocumentRelation.objects.filter(Q(document_a_id__in=frontier) | Q(document_b_id__in=frontier)) \
+                .values_list("document_a_id", "document_b_id"):
+            linked |= {a, b}
+        frontier = linked - found
+        if len(found) + len(frontier) > limit:
+            logger.warning("lineage: relation component cut", extra={"documents": len(found) + len(frontier)})
+            frontier = set(sorted(frontier)[:max(0, limit - len(found))])
+        found |= frontier
+    return found
 
 
 def workspace_lineage_rebuild(*, workspace_id: int, neighbour_pairs: list[tuple[int, int, float]]) -> set[int]:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from django.conf import settings
-from django.db.models import Q
+from django.db import connection
 
 from rag.lineage.evidence import VectorCache, similarity
 from rag.models import Chunk
@@ -59,19 +59,31 @@ def chunks_supersede(order: list[int], latest: set[int], copies: dict[int, int],
             seen.add(target)
             target = superseded[target]
         superseded[chunk_id] = target
-    chunks_current(chunk_ids=current, by_chunk=True)
-    if retired:
-        Chunk.objects.filter(pk__in=retired).exclude(lineage=Chunk.Lineage.RETIRED, superseded_by=None).update(
-            lineage=Chunk.Lineage.RETIRED, superseded_by=None)
-    stored = dict(((pk, (lineage, target)) for pk, lineage, target
-                   in Chunk.objects.filter(pk__in=superseded).values_list("pk", "lineage", "superseded_by_id")))
-    changed = [Chunk(pk=pk, lineage=Chunk.Lineage.SUPERSEDED, superseded_by_id=target)
-               for pk, target in superseded.items() if stored.get(pk) != (Chunk.Lineage.SUPERSEDED, target)]
-    Chunk.objects.bulk_update(changed, ["lineage", "superseded_by"], batch_size=1000)  # only what changed
+    wanted = {pk: (Chunk.Lineage.CURRENT, None) for pk in current}
+    wanted.update({pk: (Chunk.Lineage.RETIRED, None) for pk in retired})
+    wanted.update({pk: (Chunk.Lineage.SUPERSEDED, target) for pk, target in superseded.items()})
+    _lineage_write(wanted)
 
 
-def chunks_current(document_ids: Iterable[int] = (), *, chunk_ids: Iterable[int] = (), by_chunk: bool = False) -> None:
-    """Chunks that are nobody's older version any more."""
-    query = Q(pk__in=list(chunk_ids)) if by_chunk else Q(document_id__in=list(document_ids))
-    Chunk.objects.filter(query).exclude(lineage=Chunk.Lineage.CURRENT, superseded_by=None).update(
+def _lineage_write(wanted: dict[int, tuple[str, int | None]]) -> None:
+    """Chunks' lineage as wanted, in one read and one UPDATE of the rows that change: a family's chunks are
+    rewritten at each new version (they point at the newest), and an ORM bulk_update's CASE per row cost more
+    than the write itself."""
+    if not wanted:
+        return
+    table = Chunk._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, lineage, superseded_by_id FROM {table} WHERE id = ANY(%s)", [list(wanted)])
+        changed = [pk for pk, lineage, target in cursor.fetchall() if wanted[pk] != (lineage, target)]
+        if changed:
+            changed.sort()  # one lock order for concurrent writers
+            cursor.execute(
+                f"UPDATE {table} AS c SET lineage = v.lineage, superseded_by_id = v.target "
+                "FROM unnest(%s::bigint[], %s::varchar[], %s::bigint[]) AS v(id, lineage, target) WHERE c.id = v.id",
+                [changed, [wanted[pk][0] for pk in changed], [wanted[pk][1] for pk in changed]])
+
+
+def chunks_current(document_ids: Iterable[int]) -> None:
+    """The chunks of documents that are nobody's older version any more."""
+    Chunk.objects.filter(document_id__in=list(document_ids)).exclude(lineage=Chunk.Lineage.CURRENT, superseded_by=None).update(
         lineage=Chunk.Lineage.CURRENT, superseded_by=None)
