@@ -36,7 +36,7 @@ _DEFINITION = re.compile(r"^\s*(?:what (?:is|are|does) (?:an? |the )?[\w.`'-]+(?
 
 # A value a reader can act on that facts.py does not name: a path, a port, a setting or a command.
 _TOKEN_VALUE = re.compile(r"(?<!\w)(?:/[\w.-]+(?:/[\w.{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b|"
-                          r"\b[A-Z]{2,}\d+\b|\b\d+\b)")
+                          r"\b[A-Z]{2,}\d+\b|\b\d{2,}\b)")
 
 
 def question_kind(question: str, *, change: bool = False) -> str:
@@ -79,7 +79,7 @@ def answering_power(kind: str, text: str, unit_kind: str, *, new_words: int, sub
     if kind == "value":
         if has_value and subject > 0:
             return 1.0 if subject >= 0.34 else 0.5
-        return -0.5 if not has_value else 0.0
+        return 0.0  # a name ("the SOAP-to-REST transformer plugin") is a value no pattern knows
     if kind == "steps":
         if unit_kind == "item":
             return 0.6
