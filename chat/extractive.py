@@ -225,7 +225,8 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
 
 def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     """The best units above the floor and near the best, best first; one statement said once."""
-    ranked = sorted(units, key=lambda u: -u.score)
+    # A statement that only restates the question never leads, whatever its score: the best of the others sets the bar.
+    ranked = sorted(units, key=lambda u: (u.relevance < settings.ANSWER_RELEVANCE_FLOOR, u.power <= -1, -u.score))
     if not ranked:
         return []
     floor = settings.ANSWER_SENTENCE_MIN_RATIO * ranked[0].score
@@ -233,8 +234,10 @@ def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     seen_words: list[set[str]] = []
     per_source: dict[int, int] = {}
     for unit in ranked:
-        if len(picked) >= limit or unit.score < floor:
+        if len(picked) >= limit:
             break
+        if unit.score < floor:
+            continue
         if unit.relevance < settings.ANSWER_RELEVANCE_FLOOR:
             continue
         words = content_words(unit.text)
@@ -246,8 +249,7 @@ def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
         picked.append(unit)
         seen_words.append(words)
         per_source[unit.result_rank] = per_source.get(unit.result_rank, 0) + 1
-    # A statement that only restates the question never leads, whatever its score.
-    return sorted(picked, key=lambda u: u.power <= -1)
+    return picked
 
 
 # --- versions that disagree ----------------------------------------------------------------------

@@ -62,20 +62,16 @@ def values_in(text: str) -> list[str]:
     return facts or _TOKEN_VALUE.findall(text)
 
 
-def restates(statement_words: set[str], question_words: set[str]) -> bool:
-    """A statement that adds at most one word to the question's own: it names the subject, says nothing of it."""
-    return len(statement_words - question_words) <= 1
-
-
 def answering_power(kind: str, text: str, unit_kind: str, *, new_words: int, subject: float) -> float:
     """How much of what the question asks for this statement carries, from -1 (nothing) to 1.
 
-    `new_words`: content words the statement adds to the question; `subject`: the share of the
-    question's rare terms it holds (0-1). A value without the subject answers nothing either.
+    `new_words`: content words the statement adds to the question (at most one and no value: it restates the
+    question, names the subject and says nothing of it); `subject`: the share of the question's rare terms it
+    holds (0-1). A value without the subject answers nothing either.
     """
-    if new_words <= 1:
-        return -1.0
     has_value = bool(values_in(text))
+    if new_words <= 1 and not has_value:
+        return -1.0  # "PostgreSQL 16 is recommended ..." adds one word, the value: that answers
     if kind == "value":
         if has_value and subject > 0:
             return 1.0 if subject >= 0.34 else 0.5
