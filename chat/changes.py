@@ -25,16 +25,22 @@ from chat.questions import values_in
 from rag.dedup.facts import extract_facts, fact_differences
 
 _TAIL_WORDS = 4
-_TOKEN = re.compile(r"(?<!\w)(?:/[\w.-]+(?:/[\w.{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b)")
+# The unit a value is written with ends where the sentence goes on: "600 requests per minute | to the gateway".
+_TAIL_STOP = frozenset("a an and are as at be by for from in is it of on or the to was were when which with".split())
+_TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b)")
 
 
 def _facts(text: str) -> list[tuple[str, str, int, int]]:
-    """(kind, written, start, end) of each value: facts.py's, then paths, ports and settings it does not name."""
-    found = [(f.kind, f.text, f.start, f.end) for f in extract_facts(text) if f.kind not in ("obligation", "date")]
-    taken = [(start, end) for _, _, start, end in found]
-    for match in _TOKEN.finditer(text):
-        if not any(s < match.end() and match.start() < e for s, e in taken):
-            found.append(("token", match.group(), match.start(), match.end()))
+    """(kind, written, start, end) of each value: paths and ports whole ("/api/v1", not "v1"), facts.py's facts,
+    then the settings and commands it does not name."""
+    found = [("token", m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if m.group()[0] in "/:"]
+
+    def free(start: int, end: int) -> bool:
+        return not any(s < end and start < e for _, _, s, e in found)
+
+    found += [(f.kind, f.text, f.start, f.end) for f in extract_facts(text)
+              if f.kind not in ("obligation", "date") and free(f.start, f.end)]
+    found += [("token", m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if free(m.start(), m.end())]
     return sorted(found, key=lambda fact: fact[2])
 
 
@@ -51,13 +57,18 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     differences = fact_differences(old, new)
     pairs: list[tuple[int, tuple[str, int, int], tuple[str, int, int]]] = []
     differences = [d for d in differences if d["a"] not in labels and d["b"] not in labels]
-    if differences:
-        d = differences[0]
-        pairs.append((3, (d["a"].split(", ")[0], d["a_spans"][0][0], d["a_spans"][0][1]),
-                      (d["b"].split(", ")[0], d["b_spans"][0][0], d["b_spans"][0][1])))
     # A release's own number ("in 2.1") is not the value that changed.
     old_facts = [f for f in _facts(old) if f[1] not in labels]
     new_facts = [f for f in _facts(new) if f[1] not in labels]
+
+    def whole(facts: list, start: int, end: int) -> tuple[str, int, int]:
+        """The value a difference lies in, whole: "/api/v1" where facts.py saw "v1"."""
+        return next(((t, s, e) for _, t, s, e in facts if s <= start and end <= e), None) or ("", start, end)
+
+    if differences:
+        d = differences[0]
+        a, b = whole(old_facts, *d["a_spans"][0]), whole(new_facts, *d["b_spans"][0])
+        pairs.append((3, (a[0] or d["a"].split(", ")[0], a[1], a[2]), (b[0] or d["b"].split(", ")[0], b[1], b[2])))
     for kind_a, text_a, start_a, end_a in old_facts:
         for kind_b, text_b, start_b, end_b in new_facts:
             if kind_a != kind_b or text_a.lower() == text_b.lower():
@@ -71,9 +82,10 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     _, (a, _, end_a), (b, _, end_b) = max(pairs, key=lambda pair: pair[0])
     common: list[str] = []
     for word_a, word_b in zip(_tail(old, end_a), _tail(new, end_b)):
-        if word_a.lower().strip(".,;:()") != word_b.lower().strip(".,;:()") or not word_a.strip(".,;:()"):
+        word = word_a.strip(".,;:()")
+        if word.lower() != word_b.lower().strip(".,;:()") or not word or word.lower() in _TAIL_STOP:
             break
-        common.append(word_a.strip(".,;:()"))
+        common.append(word)
         if word_a[-1] in ".,;:)":
             break
     words_a, words_b = a.split(), b.split()
@@ -109,12 +121,11 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) ->
     units = answer_units(results)
     if not units:
         return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
-    score_units(topic, units, kind="value")
+    score_units(topic, units, kind="change")  # a value on each side, whatever words it uses for the subject
     evidence = round(max(unit.relevance for unit in units), 4)
     if evidence < settings.ANSWER_RELEVANCE_FLOOR:
         return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
-    by_side = [sorted((u for u in units if u.result.chunk_id in set(side["chunk_ids"])
-                       and u.relevance >= settings.ANSWER_RELEVANCE_FLOOR), key=lambda u: -u.score)
+    by_side = [sorted((u for u in units if u.result.chunk_id in set(side["chunk_ids"])), key=lambda u: -u.score)
                for side in sides]
     chosen: list[Unit | None] = [ranked[0] if ranked else None for ranked in by_side]
     if len(by_side) == 2 and all(by_side):

@@ -252,6 +252,26 @@ def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     return picked
 
 
+def _steps(best: Unit, units: list[Unit]) -> Unit:
+    """A "how do I" answer: every step of the list the best item belongs to, in order, under its lead-in."""
+    led = len(best.indexes) > 1
+    items = sorted((u for u in units if u.result is best.result and u.kind == "item"
+                    and (u.indexes[0] == best.indexes[0] if led else len(u.indexes) == 1)), key=lambda u: u.indexes[-1])
+    lead = _lead_text(best)
+    text = " ".join([lead, *(u.text.removeprefix(lead).strip() for u in items)]).strip()
+    if len(items) < 2 or len(text.split()) > 2 * settings.ANSWER_UNIT_MAX_WORDS:
+        return best
+    indexes = tuple(dict.fromkeys([*best.indexes[:1 if led else 0], *(u.indexes[-1] for u in items)]))
+    return Unit(best.result_rank, best.result, indexes, text, "steps", score=best.score, cosine=best.cosine,
+                relevance=best.relevance, power=best.power, vector=best.vector)
+
+
+def _lead_text(unit: Unit) -> str:
+    """The lead-in an item unit was quoted under ("To rotate an API key:"), or ""."""
+    head, colon, _rest = unit.text.partition(": ")
+    return head + ":" if colon and len(unit.indexes) > 1 else ""
+
+
 # --- versions that disagree ----------------------------------------------------------------------
 
 
@@ -414,6 +434,8 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
     picked = _pick(units, limit=settings.ANSWER_MAX_UNITS)
     if not picked:
         return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
+    if question_kind(question) == "steps" and picked[0].kind == "item":
+        picked = [_steps(picked[0], units)]
     statements, notes = (picked, []) if as_of else _resolve_conflicts(question, picked, units)
 
     numbers: dict[int, int] = {}

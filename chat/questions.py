@@ -35,7 +35,7 @@ _DEFINITION = re.compile(r"^\s*(?:what (?:is|are|does) (?:an? |the )?[\w.`'-]+(?
                          r"what does .* mean|define\b|explain\b)", re.I)
 
 # A value a reader can act on that facts.py does not name: a path, a port, a setting or a command.
-_TOKEN_VALUE = re.compile(r"(?<!\w)(?:/[\w.-]+(?:/[\w.{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b|"
+_TOKEN_VALUE = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b|"
                           r"\b[A-Z]{2,}\d+\b|\b\d{2,}\b)")
 
 

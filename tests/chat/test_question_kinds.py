@@ -13,6 +13,7 @@ from chat.extractive import Unit, compose_extractive
 from chat.prompts import llm_messages
 from chat.questions import question_kind
 from evaluation.answers import change_sides_stated
+from tests.rag.retrieval_helpers import encoder, minilm  # noqa: F401 (the real MiniLM encoder, as fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -102,17 +103,19 @@ def test_the_change_scorer_checks_both_values_their_order_and_the_summary():
     assert change_sides_stated(question, one_side)["both"] == 0.0
 
 
-def test_a_change_answer_states_both_sides_with_the_summary_line(workspace, api_versions, licensed):
+def test_a_change_answer_states_both_sides_with_the_summary_line(workspace, encoder, api_versions, licensed):
+    """End to end with the real encoder: the relevance floor is calibrated on MiniLM's scale."""
     result_ = answer("What changed in the rate limit between 2.0 and 3.0?", workspace=workspace,
                      options={"dedup": True})
     assert result_.search["stats"]["versions"]["mode"] == "change"
+    assert "\n" in result_.text, result_.text
     first, body = result_.text.split("\n", 1)
     assert first == "600 -> 1200 requests per minute (2.0 -> 3.0)."
     assert body.index("In 2.0") < body.index("600 requests per minute") < body.index("In 3.0") < body.index(
         "1200 requests per minute")
 
 
-def test_an_off_topic_change_question_abstains(workspace, api_versions, licensed):
+def test_an_off_topic_change_question_abstains(workspace, encoder, api_versions, licensed):
     result_ = answer("What is the difference between a crocodile and an alligator?", workspace=workspace,
                      options={"dedup": True})
     assert result_.abstained and result_.citations == []
@@ -123,4 +126,4 @@ def test_the_generated_path_is_told_the_question_kind(db):
     source.score = 0.9
     system = llm_messages("What changed in the rate limit between 2.0 and 3.0?", [source])[0]["content"]
     assert "600 -> 1200 requests per minute (2.0 -> 3.0)" in system
-    assert "value in the first sentence" in llm_messages("What is the default rate limit?", [source])[0]["content"]
+    assert "the asked value with its subject in the first sentence" in llm_messages("What is the default rate limit?", [source])[0]["content"]
