@@ -16,7 +16,8 @@ from typing import Any
 from django.conf import settings
 
 from chat.citations import MARKER, citation_compliance, citation_for
-from chat.extractive import Extract, compose_change, compose_extractive, question_vector
+from chat.changes import compose_change
+from chat.extractive import Extract, compose_extractive, question_vector
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
 from chat.search import search_for_chat

@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from chat.citations import citation_for
+from chat.questions import answering_power, question_kind
 from rag import embeddings
 from rag.dedup import fact_differences
 from rag.retrieval import embed_with_cache
@@ -55,8 +56,10 @@ class Unit:
     indexes: tuple[int, ...]
     text: str
     kind: str  # "sentence" | "definition" | "item" | "pair" | "headed"
-    score: float = 0.0
+    score: float = 0.0  # relevance plus answering power: what orders the answer
     cosine: float = 0.0
+    relevance: float = 0.0  # meaning and rare terms alone: what the abstention floor is calibrated on
+    power: float = 0.0  # how much of what the question asks for it states (chat.questions)
     vector: list[float] = field(default_factory=list, repr=False)
 
     @property
@@ -183,12 +186,15 @@ def _is_stale(result: Any) -> bool:
     return getattr(result, "lineage", "") in ("superseded", "retired") or not getattr(result, "is_latest_version", True)
 
 
-def score_units(question: str, units: list[Unit], *, as_of: str = "") -> None:
+def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "") -> None:
     """Meaning (encoder cosine) and the question's rare terms, a little for the retrieval rank; the
     current version is preferred over a superseded or retired passage, or, for a question about one
-    release (`as_of`), that release's own documents are."""
+    release (`as_of`), that release's own documents are. Then answering power: a statement that
+    carries what the question asks for (the subject with a value, the steps, ...) outranks one that
+    only names the subject."""
     if not units:
         return
+    kind = kind or question_kind(question)
     vector = question_vector(question)
     # Units of popular chunks recur across questions: the embedding cache encodes each once.
     unit_vectors, _ = embed_with_cache([unit.text for unit in units], encoder=embeddings.get_query_encoder())
@@ -201,27 +207,39 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "") -> None:
         unit.vector = list(unit_vector)
         unit.cosine = cosine(vector, unit_vector)
         rare = sum(weight for term, weight in weights.items() if term in words) / total
-        unit.score = 0.7 * unit.cosine + 0.3 * rare + 0.03 / (1 + unit.result_rank)
+        unit.relevance = 0.7 * unit.cosine + 0.3 * rare + 0.03 / (1 + unit.result_rank)
+        unit.power = answering_power(kind, unit.text, unit.kind, new_words=len(words - terms), subject=rare)
+        unit.score = unit.relevance + settings.ANSWER_POWER_WEIGHT * unit.power
+        factor = 1.0
         if as_of:
             label = getattr(unit.result, "version_label", "") or ""
             if label == as_of or label.startswith(as_of + "."):
-                unit.score /= settings.ANSWER_STALE_FACTOR
+                factor = 1 / settings.ANSWER_STALE_FACTOR
+            elif label:
+                factor = settings.ANSWER_STALE_FACTOR  # another release's statement: never the lead
         elif _is_stale(unit.result):
-            unit.score *= settings.ANSWER_STALE_FACTOR
+            factor = settings.ANSWER_STALE_FACTOR
+        unit.relevance *= factor
+        unit.score *= factor
 
 
 def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     """The best units above the floor and near the best, best first; one statement said once."""
-    ranked = sorted(units, key=lambda u: -u.score)
+    # A statement that only restates the question never leads, whatever its score: the best of the others sets the bar.
+    ranked = sorted(units, key=lambda u: (u.relevance < settings.ANSWER_RELEVANCE_FLOOR, u.power <= -1, -u.score))
     if not ranked:
         return []
-    floor = max(settings.ANSWER_RELEVANCE_FLOOR, settings.ANSWER_SENTENCE_MIN_RATIO * ranked[0].score)
+    floor = settings.ANSWER_SENTENCE_MIN_RATIO * ranked[0].score
     picked: list[Unit] = []
     seen_words: list[set[str]] = []
     per_source: dict[int, int] = {}
     for unit in ranked:
-        if len(picked) >= limit or unit.score < floor:
+        if len(picked) >= limit:
             break
+        if unit.score < floor:
+            continue
+        if unit.relevance < settings.ANSWER_RELEVANCE_FLOOR:
+            continue
         words = content_words(unit.text)
         overlaps = any(unit.result is other.result and set(unit.indexes) & set(other.indexes) for other in picked)
         if overlaps or any(len(words & other) / max(1, len(words | other)) > 0.7 for other in seen_words):
@@ -232,6 +250,26 @@ def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
         seen_words.append(words)
         per_source[unit.result_rank] = per_source.get(unit.result_rank, 0) + 1
     return picked
+
+
+def _steps(best: Unit, units: list[Unit]) -> Unit:
+    """A "how do I" answer: every step of the list the best item belongs to, in order, under its lead-in."""
+    led = len(best.indexes) > 1
+    items = sorted((u for u in units if u.result is best.result and u.kind == "item"
+                    and (u.indexes[0] == best.indexes[0] if led else len(u.indexes) == 1)), key=lambda u: u.indexes[-1])
+    lead = _lead_text(best)
+    text = " ".join([lead, *(u.text.removeprefix(lead).strip() for u in items)]).strip()
+    if len(items) < 2 or len(text.split()) > 2 * settings.ANSWER_UNIT_MAX_WORDS:
+        return best
+    indexes = tuple(dict.fromkeys([*best.indexes[:1 if led else 0], *(u.indexes[-1] for u in items)]))
+    return Unit(best.result_rank, best.result, indexes, text, "steps", score=best.score, cosine=best.cosine,
+                relevance=best.relevance, power=best.power, vector=best.vector)
+
+
+def _lead_text(unit: Unit) -> str:
+    """The lead-in an item unit was quoted under ("To rotate an API key:"), or ""."""
+    head, colon, _rest = unit.text.partition(": ")
+    return head + ":" if colon and len(unit.indexes) > 1 else ""
 
 
 # --- versions that disagree ----------------------------------------------------------------------
@@ -347,7 +385,7 @@ def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]
 # --- composing ------------------------------------------------------------------------------------
 
 
-def _closest(results: Sequence[Any], units: list[Unit]) -> list[dict]:
+def closest_matches(results: Sequence[Any], units: list[Unit]) -> list[dict]:
     """The nearest sources of an abstention: named so the reader can look, not cited as support."""
     best: dict[int, float] = {}
     for unit in units:
@@ -372,6 +410,11 @@ def _version_name(unit: Unit) -> str:
     return f"{unit.result.title} ({date})"
 
 
+def version_said(label: str, statement: str) -> str:
+    """"In 2.1: ...": a version question's answer says which release it answers from (one place to phrase it)."""
+    return f"In {label}: {statement}"
+
+
 def _quoted(text: str) -> str:
     return text.rstrip().rstrip(".")
 
@@ -385,12 +428,14 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
     """
     units = answer_units(results)
     if not units:
-        return Extract(NOTHING_FOUND, [], abstained=True, closest=_closest(results, units))
+        return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
     score_units(question, units, as_of=as_of)
-    evidence = round(max(unit.score for unit in units), 4)
+    evidence = round(max(unit.relevance for unit in units), 4)
     picked = _pick(units, limit=settings.ANSWER_MAX_UNITS)
     if not picked:
-        return Extract(ABSTAINED, [], abstained=True, closest=_closest(results, units), evidence=evidence)
+        return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
+    if question_kind(question) == "steps" and picked[0].kind == "item":
+        picked = [_steps(picked[0], units)]
     statements, notes = (picked, []) if as_of else _resolve_conflicts(question, picked, units)
 
     numbers: dict[int, int] = {}
@@ -410,6 +455,8 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
         return numbers[source.chunk_id]
 
     lines = [f"{unit.text} [{cite(unit, 'answer', unit.result_rank + 1)}]" for unit in statements]
+    if lines and re.fullmatch(r"v?\d+(?:\.[\w-]+)*", as_of):  # a release, not a date
+        lines[0] = version_said(as_of, lines[0])
     if notes:
         # One clean line: the most recent older statement that differs from the current one.
         older, _newer = max(notes, key=lambda pair: _date_key(pair[0].result.doc_date))
@@ -417,41 +464,3 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
         lines.append(f"{_version_name(older)} said: {_quoted(older.text)} [{n_older}]")
     return Extract(" ".join(lines[: len(statements)]) + "".join(f"\n{line}" for line in lines[len(statements):]),
                    citations, evidence=evidence)
-
-
-def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) -> Extract:
-    """"In 2.1 (2025-02-20): ... [1] In 3.0 (2025-10-06): ... [2]": each version's best statement of the topic,
-    oldest first, each cited and dated. A version with nothing on the topic says so."""
-    units = answer_units(results)
-    if not units:
-        return Extract(NOTHING_FOUND, [], abstained=True)
-    score_units(topic, units)
-    by_side = [sorted((u for u in units if u.result.chunk_id in set(side["chunk_ids"])), key=lambda u: -u.score)
-               for side in sides]
-    chosen = [ranked[0] if ranked else None for ranked in by_side]
-    if len(by_side) == 2 and all(by_side):
-        # The change itself: two statements of one thing (close in meaning) whose facts differ.
-        def pair_score(old: Unit, new: Unit) -> float:
-            changed = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY and bool(
-                fact_differences(old.text, new.text))
-            return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
-
-        window = settings.ANSWER_CHANGE_CANDIDATES
-        # The same sentence in both versions says nothing about what changed.
-        pairs = [(old, new) for old in by_side[0][:window] for new in by_side[1][:window] if old.text != new.text]
-        if pairs:
-            chosen = list(max(pairs, key=lambda pair: pair_score(*pair)))
-    parts: list[str] = []
-    citations: list[dict] = []
-    for side, best in zip(sides, chosen):
-        if best is None:
-            parts.append(f"In {side['label']}: nothing in the documents of that version states it.")
-            continue
-        source = best.result
-        n = len(citations) + 1
-        citations.append(citation_for(source, n=n, position=best.result_rank + 1,
-                                      relevance=round(min(1.0, max(0.0, best.score)), 3),
-                                      sentence_ids=best.sentence_ids))
-        dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
-        parts.append(f"In {side['label']}{dated}: {best.text} [{n}]")
-    return Extract(" ".join(parts), citations, evidence=round(max(unit.score for unit in units), 4))

@@ -12,6 +12,9 @@ answer a user reads states it. Per configuration (full pipeline, Free tier):
 - abstention precision and recall, with the off-topic questions (demo/off_topic.json and
   2,000 characters of nonsense) as the ones that should abstain and the ground truth as
   the ones that should not.
+- change questions: both sides' values stated, the older side's statement first, and the
+  summary line "600 -> 1200 requests per minute (2.0 -> 3.0)" naming the sides in order
+  (`change_sides_stated`).
 - median answer length in words, and the share of answers that quote a raw table row
   (pipes, rules of `=` or `-`) or a definition without its value (a cited sentence of a
   "term: value" paragraph without the sentence that holds the term).
@@ -109,6 +112,27 @@ def score_answer(question: dict, result: Answer) -> dict[str, float]:
             "words": float(len(result.text.split())), "malformed": float(bool(malformed_quotes(result)))}
 
 
+_SUMMARY = re.compile(r"^(?P<old>.+?) -> (?P<new>.+?) \((?P<old_label>[^()]+?) -> (?P<new_label>[^()]+?)\)\.?$",
+                      re.MULTILINE)
+
+
+def change_sides_stated(question: dict, result: Answer) -> dict[str, float]:
+    """Of a change answer: both sides' values stated in their own statements, oldest first ("ordered"),
+    and a summary line whose labels name the asked sides in order ("summary")."""
+    sides = question["sides"]
+    summaries = list(_SUMMARY.finditer(result.text))
+    body = _SUMMARY.sub("", result.text)
+    statements = _statements(body)
+    positions = [_stated_at(statements, side["patterns"]) for side in sides]
+    both = all(position is not None for position in positions)
+    ordered = both and all(a <= b for a, b in zip(positions, positions[1:]))  # type: ignore[operator]
+    labels = [str(side.get("label") or side.get("version") or "") for side in sides]
+    summary = any(m.group("old_label").strip() == labels[0] and m.group("new_label").strip() == labels[-1]
+                  for m in summaries)
+    return {"both": float(both), "ordered": float(ordered), "summary": float(summary),
+            "stated": float(ordered and summary)}
+
+
 def malformed_quotes(result: Answer) -> list[str]:
     """Raw table rows and definitions quoted without their value: what an answer must never contain."""
     problems = [f"raw table markup: {line}" for line in result.text.splitlines() if _RAW_TABLE.search(line)]
@@ -159,10 +183,12 @@ def evaluate_answers(
     figures: dict[str, dict[str, Any]] = {}
     for name, licensed in configs:
         eval_license_set(workspace=workspace, licensed=licensed)
-        scores = []
+        scores, changes = [], []
         for question in questions:
             result = answer(question["question"], workspace=workspace, options=default_search_options())
             scores.append(score_answer(question, result))
+            if question_kind(question) == "change":
+                changes.append(change_sides_stated(question, result))
             if on_answer:
                 on_answer(name, question, result)
         off, off_evidence = [], []
@@ -180,6 +206,7 @@ def evaluate_answers(
             "accuracy": sum(s["accurate"] for s in scores) / count,
             **{f"accuracy {kind}": sum(values) / len(values) for kind, values in by_kind.items() if values},
             "cited": sum(s["cited"] for s in scores) / count,
+            **({f"change {key}": sum(c[key] for c in changes) / len(changes) for key in changes[0]} if changes else {}),
             "median_words": statistics.median(s["words"] for s in scores) if scores else 0.0,
             "malformed": int(sum(s["malformed"] for s in scores)),
             **{f"abstention {key}": value for key, value in abstention_figures(
@@ -195,6 +222,7 @@ def evaluate_answers(
 def format_answer_table(title: str, figures: dict[str, dict[str, Any]]) -> str:
     columns = [("accuracy", "accuracy", ".3f"), ("accuracy current", "current", ".3f"),
                ("accuracy version", "version", ".3f"), ("accuracy change", "change", ".3f"),
+               ("change stated", "change both+summary", ".3f"), ("change ordered", "change both sides", ".3f"),
                ("cited", "cites expected", ".3f"), ("abstention precision", "abst. precision", ".3f"),
                ("abstention recall", "abst. recall", ".3f"), ("median_words", "median words", ".0f"),
                ("malformed", "malformed", "d")]

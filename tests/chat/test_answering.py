@@ -14,6 +14,7 @@ from rag.models import Chunk, Contradiction, Document
 from chat.search import search_for_chat
 from rag.sentences import split_sentences
 from tests.llm_server import FakeLLM
+from tests.rag.retrieval_helpers import encoder, minilm  # noqa: F401 (the real MiniLM encoder, as fixtures)
 
 pytestmark = pytest.mark.django_db
 QUESTION = "How many requests per minute may an API key send?"
@@ -143,8 +144,9 @@ def test_llm_failure_falls_back_to_extractive_with_a_notice(workspace, api_versi
     assert result.citations and "1200" in result.text
 
 
-def test_a_change_question_states_both_sides_each_cited(workspace, api_versions):
-    """The answer quotes each version's statement of the topic, not sentences about changing things."""
+def test_a_change_question_states_both_sides_each_cited(workspace, encoder, api_versions):
+    """The answer quotes each version's statement of the topic, not sentences about changing things (the real
+    encoder: a change answer has the relevance floor, calibrated on MiniLM's scale)."""
     result = answer("What changed in the rate limit between 2.0 and 3.0?", workspace=workspace, options={})
     assert result.search["stats"]["versions"]["mode"] == "change"
     assert result.search["stats"]["versions"]["topic"] == "rate limit"

@@ -1,0 +1,153 @@
+"""Change answers: each version's statement of the same subject with its value, and the change in one line.
+
+"What changed in the rate limit between 2.0 and 3.0?" is answered by
+
+    600 -> 1200 requests per minute (2.0 -> 3.0).
+    In 2.0 (2024-04-22): ... 600 requests per minute ... [1] In 3.0 (2025-10-06): ... 1200 ... [2]
+
+The two statements are chosen as a pair: both about the asked subject, each holding a value, and
+preferably values of one kind that differ (the change itself). A change question whose subject the
+documents do not hold ("the difference between a crocodile and an alligator") abstains like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+
+from chat.citations import citation_for
+from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_units, closest_matches, cosine,
+                             score_units)
+from chat.questions import values_in
+from rag.dedup import extract_facts, fact_differences
+
+_TAIL_WORDS = 4
+# The unit a value is written with ends where the sentence goes on: "600 requests per minute | to the gateway".
+_TAIL_STOP = frozenset("a an and are as at be by for from in is it of on or the to was were when which with".split())
+_TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b)")
+
+
+def _facts(text: str) -> list[tuple[str, str, int, int]]:
+    """(kind, written, start, end) of each value: paths and ports whole ("/api/v1", not "v1"), facts.py's facts,
+    then the settings and commands it does not name."""
+    found = [("token", m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if m.group()[0] in "/:"]
+
+    def free(start: int, end: int) -> bool:
+        return not any(s < end and start < e for _, _, s, e in found)
+
+    found += [(f.kind, f.text, f.start, f.end) for f in extract_facts(text)
+              if f.kind not in ("obligation", "date") and free(f.start, f.end)]
+    found += [("token", m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if free(m.start(), m.end())]
+    return sorted(found, key=lambda fact: fact[2])
+
+
+def _tail(text: str, end: int) -> list[str]:
+    return text[end:].split()[:_TAIL_WORDS]
+
+
+def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[str, str, str] | None:
+    """(old value, new value, the words both share after it) of the fact that changed, or None.
+
+    The aligned difference first (facts.py); else the first pair of one kind whose values differ,
+    preferring a pair followed by the same words ("600 requests per minute" / "1200 requests per minute").
+    """
+    differences = fact_differences(old, new)
+    pairs: list[tuple[int, tuple[str, int, int], tuple[str, int, int]]] = []
+    differences = [d for d in differences if d["a"] not in labels and d["b"] not in labels]
+    # A release's own number ("in 2.1") is not the value that changed.
+    old_facts = [f for f in _facts(old) if f[1] not in labels]
+    new_facts = [f for f in _facts(new) if f[1] not in labels]
+
+    def whole(facts: list, start: int, end: int) -> tuple[str, int, int]:
+        """The value a difference lies in, whole: "/api/v1" where facts.py saw "v1"."""
+        return next(((t, s, e) for _, t, s, e in facts if s <= start and end <= e), None) or ("", start, end)
+
+    if differences:
+        d = differences[0]
+        a, b = whole(old_facts, *d["a_spans"][0]), whole(new_facts, *d["b_spans"][0])
+        pairs.append((3, (a[0] or d["a"].split(", ")[0], a[1], a[2]), (b[0] or d["b"].split(", ")[0], b[1], b[2])))
+    for kind_a, text_a, start_a, end_a in old_facts:
+        for kind_b, text_b, start_b, end_b in new_facts:
+            if kind_a != kind_b or text_a.lower() == text_b.lower():
+                continue
+            if any(text_a.lower() == t.lower() for _, t, _, _ in new_facts):
+                continue  # the old value is still stated in the new text: not what changed
+            shared = _tail(old, end_a)[:1] == _tail(new, end_b)[:1]
+            pairs.append((2 if shared else 1, (text_a, start_a, end_a), (text_b, start_b, end_b)))
+    if not pairs:
+        return None
+    _, (a, _, end_a), (b, _, end_b) = max(pairs, key=lambda pair: pair[0])
+    common: list[str] = []
+    for word_a, word_b in zip(_tail(old, end_a), _tail(new, end_b)):
+        word = word_a.strip(".,;:()")
+        if word.lower() != word_b.lower().strip(".,;:()") or not word or word.lower() in _TAIL_STOP:
+            break
+        common.append(word)
+        if word_a[-1] in ".,;:)":
+            break
+    words_a, words_b = a.split(), b.split()
+    # "600 requests" / "1200 requests": the unit is said once, after both values.
+    while len(words_a) > 1 and len(words_b) > 1 and words_a[-1].lower() == words_b[-1].lower():
+        common.insert(0, words_a.pop())
+        words_b.pop()
+    return " ".join(words_a), " ".join(words_b), " ".join(common)
+
+
+def summary_line(old: Unit, new: Unit, old_label: str, new_label: str) -> str:
+    """"600 -> 1200 requests per minute (2.0 -> 3.0)", or "" when the two carry no comparable value (or are
+    not one subject's statements: two values of different things are no change)."""
+    if cosine(old.vector, new.vector) < settings.ANSWER_CONFLICT_SIMILARITY:
+        return ""
+    change = value_change(old.text, new.text, labels=(old_label, new_label))
+    if change is None:
+        return ""
+    a, b, unit = change
+    return f"{a} -> {b}{' ' + unit if unit else ''} ({old_label} -> {new_label})."
+
+
+def _pair_score(old: Unit, new: Unit) -> float:
+    """Both statements' scores, and the change bonus where they say one thing with values that differ."""
+    close = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY
+    changed = close and (bool(fact_differences(old.text, new.text)) or value_change(old.text, new.text) is not None)
+    return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
+
+
+def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) -> Extract:
+    """The change in one line, then each version's statement of the topic, oldest first, each cited and
+    dated. A version with nothing on the topic says so; a topic no statement is about abstains."""
+    units = answer_units(results)
+    if not units:
+        return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
+    score_units(topic, units, kind="change")  # a value on each side, whatever words it uses for the subject
+    evidence = round(max(unit.relevance for unit in units), 4)
+    if evidence < settings.ANSWER_RELEVANCE_FLOOR:
+        return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
+    by_side = [sorted((u for u in units if u.result.chunk_id in set(side["chunk_ids"])), key=lambda u: -u.score)
+               for side in sides]
+    chosen: list[Unit | None] = [ranked[0] if ranked else None for ranked in by_side]
+    if len(by_side) == 2 and all(by_side):
+        window = settings.ANSWER_CHANGE_CANDIDATES
+        # The same sentence in both versions says nothing about what changed.
+        pairs = [(old, new) for old in by_side[0][:window] for new in by_side[1][:window] if old.text != new.text]
+        if pairs:
+            chosen = list(max(pairs, key=lambda pair: _pair_score(*pair)))
+    parts: list[str] = []
+    citations: list[dict] = []
+    for side, best in zip(sides, chosen):
+        if best is None:
+            parts.append(f"In {side['label']}: nothing in the documents of that version states it.")
+            continue
+        source = best.result
+        n = len(citations) + 1
+        citations.append(citation_for(source, n=n, position=best.result_rank + 1,
+                                      relevance=round(min(1.0, max(0.0, best.score)), 3),
+                                      sentence_ids=best.sentence_ids))
+        dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
+        parts.append(f"In {side['label']}{dated}: {best.text} [{n}]")
+    old, new = chosen[0], chosen[-1]
+    summary = summary_line(old, new, sides[0]["label"], sides[-1]["label"]) \
+        if len(chosen) == 2 and old is not None and new is not None and values_in(old.text) else ""
+    return Extract((f"{summary}\n" if summary else "") + " ".join(parts), citations, evidence=evidence)

@@ -1,0 +1,129 @@
+"""Each kind of question gets the statement that answers it first: a value, a definition, steps, yes/no, a
+list, a change (with both sides and the summary line); a change question off the documents' subjects abstains."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from chat.answering import answer
+from chat.changes import summary_line, value_change
+from chat.extractive import Unit, compose_extractive
+from chat.prompts import llm_messages
+from chat.questions import question_kind
+from evaluation.answers import change_sides_stated
+from tests.rag.retrieval_helpers import encoder, minilm  # noqa: F401 (the real MiniLM encoder, as fixtures)
+
+pytestmark = pytest.mark.django_db
+
+
+def result(text: str, *, chunk_id: int = 1, heading_path: str = "Guide > Section", **fields) -> SimpleNamespace:
+    return SimpleNamespace(chunk_id=chunk_id, document_id=chunk_id, title="Guide", path="/guide.md", doc_date=None,
+                           doc_type="user", heading_path=heading_path, score=1.0, text=text, **fields)
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("What is the default rate limit per API key?", "value"),
+    ("Which port does the admin dashboard listen on?", "value"),
+    ("How long do access tokens live?", "value"),
+    ("How do I rotate an API key?", "steps"),
+    ("What is a consumer?", "definition"),
+    ("Is mTLS supported between proxy nodes?", "yesno"),
+    ("Which authentication methods are supported?", "list"),
+    ("What changed in the rate limit between 2.0 and 3.0?", "change"),
+    ("What is the difference between a crocodile and an alligator?", "change"),
+])
+def test_what_the_question_asks_for(question, kind):
+    assert question_kind(question) == kind
+
+
+def test_a_value_question_leads_with_the_statement_holding_subject_and_value(db, settings):
+    settings.ANSWER_RELEVANCE_FLOOR = 0.0
+    naming = result("The rate limit can be changed per consumer with the rate_limit field of the consumer.", chunk_id=1)
+    stating = result("Each API key is limited to 1000 requests per minute by default.", chunk_id=2)
+    extract = compose_extractive("What is the default rate limit per API key?", [naming, stating])
+    assert extract.text.startswith("Each API key is limited to 1000 requests per minute")
+
+
+def test_a_statement_that_restates_the_question_never_leads(db, settings):
+    settings.ANSWER_RELEVANCE_FLOOR = 0.0
+    restating = result("The default upstream timeout.", chunk_id=1)
+    stating = result("proxy.upstream_timeout: Default 60s. How long the proxy waits for the backend.", chunk_id=2)
+    extract = compose_extractive("What is the default upstream timeout?", [restating, stating])
+    assert extract.text.startswith("proxy.upstream_timeout: Default 60s.")
+
+
+def test_a_how_do_i_question_is_answered_by_the_steps(db, settings):
+    settings.ANSWER_RELEVANCE_FLOOR = 0.0
+    about = result("API keys identify a consumer. Rotating API keys regularly keeps a leaked key short-lived.",
+                   chunk_id=1)
+    steps = result("To rotate an API key:\n1. Create a new key with lumenctl key create.\n"
+                   "2. Revoke the old key with lumenctl key revoke.", chunk_id=2)
+    extract = compose_extractive("How do I rotate an API key?", [about, steps])
+    assert extract.text.startswith("To rotate an API key: Create a new key with lumenctl key create.")
+
+
+def test_a_version_answer_says_which_release_it_answers_from(db, settings):
+    settings.ANSWER_RELEVANCE_FLOOR = 0.0
+    old = result("Each API key is limited to 1000 requests per minute by default.", chunk_id=1, version_label="2.1")
+    new = result("Each API key is limited to 1200 requests per minute by default.", chunk_id=2, version_label="3.0")
+    extract = compose_extractive("What was the rate limit per API key?", [new, old], as_of="2.1")
+    assert extract.text.startswith("In 2.1: Each API key is limited to 1000 requests per minute")
+
+
+def unit(text: str) -> Unit:
+    return Unit(0, result(text), (0,), text, "sentence")
+
+
+def test_the_summary_line_states_both_values_in_order():
+    old = unit("Each API key may send 600 requests per minute to the gateway.")
+    new = unit("Each API key may send 1200 requests per minute to the gateway.")
+    old.vector = new.vector = [1.0, 0.0]  # one subject's statements
+    assert summary_line(old, new, "2.0", "3.0") == "600 -> 1200 requests per minute (2.0 -> 3.0)."
+    assert value_change("The admin API lives under /api/v1.", "Admin endpoints moved to /api/v2 in 3.0.")[:2] == (
+        "/api/v1", "/api/v2")
+    created, made = unit("Keys are created in the dashboard."), unit("Keys are made by an admin.")
+    created.vector = made.vector = [1.0, 0.0]
+    assert summary_line(created, made, "2.0", "3.0") == ""
+    far = unit("The proxy keeps 10 connections.")
+    far.vector = [0.0, 1.0]
+    assert summary_line(old, far, "2.0", "3.0") == ""  # two values of different things are no change
+
+
+def test_the_change_scorer_checks_both_values_their_order_and_the_summary():
+    question = {"sides": [{"version": "2.0", "patterns": ["600 requests"]},
+                          {"version": "3.0", "patterns": ["1200 requests"]}]}
+    good = SimpleNamespace(text="600 -> 1200 requests per minute (2.0 -> 3.0).\nIn 2.0: 600 requests per minute [1] "
+                                "In 3.0: 1200 requests per minute [2]")
+    reversed_ = SimpleNamespace(text="In 3.0: 1200 requests [1] In 2.0: 600 requests [2]")
+    one_side = SimpleNamespace(text="In 3.0: 1200 requests [1]")
+    assert change_sides_stated(question, good) == {"both": 1.0, "ordered": 1.0, "summary": 1.0, "stated": 1.0}
+    assert change_sides_stated(question, reversed_)["ordered"] == 0.0
+    assert change_sides_stated(question, one_side)["both"] == 0.0
+
+
+def test_a_change_answer_states_both_sides_with_the_summary_line(workspace, encoder, api_versions, licensed):
+    """End to end with the real encoder: the relevance floor is calibrated on MiniLM's scale."""
+    result_ = answer("What changed in the rate limit between 2.0 and 3.0?", workspace=workspace,
+                     options={"dedup": True})
+    assert result_.search["stats"]["versions"]["mode"] == "change"
+    assert "\n" in result_.text, result_.text
+    first, body = result_.text.split("\n", 1)
+    assert first == "600 -> 1200 requests per minute (2.0 -> 3.0)."
+    assert body.index("In 2.0") < body.index("600 requests per minute") < body.index("In 3.0") < body.index(
+        "1200 requests per minute")
+
+
+def test_an_off_topic_change_question_abstains(workspace, encoder, api_versions, licensed):
+    result_ = answer("What is the difference between a crocodile and an alligator?", workspace=workspace,
+                     options={"dedup": True})
+    assert result_.abstained and result_.citations == []
+
+
+def test_the_generated_path_is_told_the_question_kind(db):
+    source = result("Each API key may send 1200 requests per minute.")
+    source.score = 0.9
+    system = llm_messages("What changed in the rate limit between 2.0 and 3.0?", [source])[0]["content"]
+    assert "600 -> 1200 requests per minute (2.0 -> 3.0)" in system
+    assert "the asked value with its subject in the first sentence" in llm_messages("What is the default rate limit?", [source])[0]["content"]
