@@ -1,4 +1,4 @@
-"""E-mail (.eml written by the standard library; .msg damaged) and OCR of scans and images."""
+"""E-mail (.eml written by the standard library; a real Outlook .msg, and damaged ones) and OCR of scans and images."""
 
 from __future__ import annotations
 
@@ -43,6 +43,21 @@ def test_eml_plain_body_when_there_is_no_html() -> None:
 def test_a_file_that_is_not_a_mail_fails(data: bytes) -> None:
     with pytest.raises(ParseError):
         parse_document(Path("odd.eml"), data)
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_a_real_outlook_msg_and_the_message_it_carries() -> None:
+    """Written by Outlook (msg-parser's test file, BSD): the forwarded message inside comes back as an .eml."""
+    parsed = parse_document(Path("forward.msg"), (FIXTURES / "outlook-forward.msg").read_bytes())
+    assert (parsed.title, parsed.format) == ("outer subject", "msg")
+    assert parsed.metadata["recipients"] == "outer@foo.bar <outer@foo.bar>"
+    assert "Outer body" in parsed.text
+    assert [attachment.name for attachment in parsed.attachments] == ["test.eml"]
+    inner = parse_document(Path("test.eml"), parsed.attachments[0].data)
+    assert (inner.title, inner.format, inner.metadata["recipients"]) == ("test", "eml", "test@foobar.com")
+    assert "body" in inner.text
 
 
 def test_a_damaged_or_foreign_msg_fails_with_a_reason() -> None:
