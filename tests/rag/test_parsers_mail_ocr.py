@@ -13,7 +13,7 @@ import pytest
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.parsers import ParseError, ParseLimits, parse_document
 from rag.ingest.parsers.ocr import ocr_engine
-from tests.scans import PAGE_TEXT, image_bytes, scanned_page, scanned_pdf
+from tests.scans import PAGE_TEXT, character_accuracy, image_bytes, scanned_page, scanned_pdf
 from tests.rag.format_files import write_docx, write_eml
 from tests.rag.parser_support import paths
 
@@ -87,6 +87,22 @@ def test_a_scanned_pdf_is_read_by_ocr_page_by_page_with_progress() -> None:
     assert "Snapshots are kept for 45 days instead of 30 days." in text
     pages = {section.page for section in parsed.sections if "on-call" in section.text}
     assert pages == {2}
+
+
+_PRINTED = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2033": '"', "\u2014": "-",
+                          "\u2013": "-", "\u2022": None, "\u00b7": None})
+
+
+def test_a_real_scanned_brochure_page_is_read_accurately() -> None:
+    """A 1985 brochure scanned at 300 dpi (CC BY-SA, fixtures/scans/README.md): its full-width top part,
+    typed from the image, against what OCR read there; typographic quotes, dashes and bullets folded."""
+    scans = FIXTURES / "scans"
+    parsed = parse_document(Path("linn.png"), (scans / "linnsequencer-brochure.png").read_bytes())
+    expected = (scans / "linnsequencer-brochure.top.txt").read_text(encoding="utf-8")
+    text = " ".join(parsed.text.translate(_PRINTED).split())
+    top = text[text.index("The LinnSequencer"):text.index("remote control.") + len("remote control.")]
+    assert character_accuracy(expected.translate(_PRINTED), top) >= 0.97
+    assert "Recording a Sequence" in text and "Linn Electronics" in text  # the columns and the footer too
 
 
 def test_ocr_pages_are_bounded_and_the_rest_is_said() -> None:
