@@ -77,7 +77,8 @@ def main() -> int:
         started, cpu_started = time.perf_counter(), time.process_time()
         parsed = parse_document(Path(f"scan-{number}.pdf"), scan.pdf)
         seconds = time.perf_counter() - started
-        cpu_seconds += time.process_time() - cpu_started
+        page_cpu = time.process_time() - cpu_started
+        cpu_seconds += page_cpu
         accuracy = character_accuracy(scan.text, " ".join(section.text for section in parsed.sections))
         ocr_seconds += seconds
         errors += (1 - accuracy) * len(scan.text)
@@ -87,7 +88,7 @@ def main() -> int:
                      "chars": len(scan.text), "accuracy": round(accuracy, 4), "seconds": round(seconds, 2)})
         print(f"page {number + 1:2d}: {scan.dpi} dpi, skew {scan.skew:+.1f}°, blur {scan.blur:.2f}, noise "
               f"{scan.noise:4.1f}, jpeg q{scan.jpeg_quality}, {scan.face:<28} {len(scan.text):5d} chars  "
-              f"accuracy {accuracy:.4f}  {seconds:5.1f} s", flush=True)
+              f"accuracy {accuracy:.4f}  {seconds:5.1f} s ({page_cpu:4.1f} CPU-s)", flush=True)
     overall = 1 - errors / characters
     summary = {"pages": args.pages, "characters": characters, "character_accuracy": round(overall, 4),
                "worst_page": min(row["accuracy"] for row in rows), "pages_per_second": round(args.pages / ocr_seconds, 3),

@@ -24,10 +24,11 @@ OCR_DPI = 200  # scanned PDF pages are rendered at this resolution: 10 pt text i
 _MIN_SCORE = 0.5  # recognitions below this confidence are mostly specks and stains
 _PARAGRAPH_GAP = 0.8  # a vertical gap above this many line heights ends a paragraph
 _SAME_LINE = 0.5  # boxes whose centres differ by less than this many line heights share a line
-# Text is found on the page scaled to this longest side (RapidOCR's default: 2000): 11 pt text is
-# then ~16 px high, plenty for detection (recognition reads the full-resolution crops). At 1280 a
-# page cost 6.5 CPU-seconds against 8.4 at 1600, accuracy unchanged (bench_ocr).
-_DETECT_SIDE = 1280
+# Text is found on the page scaled to this longest side (RapidOCR's default: 2000): detection then
+# takes about half the time, and 10 pt text at 200 dpi is still ~20 px high (bench_ocr: no loss).
+# 1280 cost 6.5 CPU-seconds a page against 8.4, same characters, but its coarser boxes pad body
+# lines and shrink titles (47.5 and 54.8 px against 43.9 and 58.5): titles stop reading as headings.
+_DETECT_SIDE = 1600
 # onnxruntime threads per model. Its default (one per core) spins waiting threads: on the two shared
 # cores, with the web server and other workers busy, a page cost 10-12 CPU-seconds with two threads
 # and 8.4 with one, and one thread was also faster in wall time (33-36 s against 41-42 s a page at
