@@ -149,10 +149,12 @@ def to_scan(parsed: ParsedDocument, moment: datetime) -> bytes:
     chooser = random.Random(seed)
     face = next((face for face in SYSTEM_FONTS if face.exists()), None)
     lines = scan_lines(parsed)
-    pages = [scanned_page(["", *lines[start:start + SCAN_LINES]], dpi=200, skew=chooser.uniform(-1.5, 1.5),
-                          blur=0.6, noise=7, seed=seed + start, face=face, paper=240)
+    # The title line of page one is printed larger (scanned_page's first line), the other pages start blank.
+    pages = [scanned_page(([] if start else [""]) + lines[start:start + SCAN_LINES], dpi=200,
+                          skew=chooser.uniform(-1.5, 1.5), blur=0.6, noise=7, seed=seed + start, face=face, paper=240)
              for start in range(0, len(lines), SCAN_LINES)]
-    return scanned_pdf(pages, dpi=200, jpeg_quality=65)
+    # Dated like the source: Pillow otherwise writes the conversion time, which Docent trusts over mtime.
+    return scanned_pdf(pages, dpi=200, jpeg_quality=65, scanned_at=moment)
 
 
 WRITERS = {"docx": to_docx, "pptx": to_pptx, "eml": to_eml, "scan": to_scan}

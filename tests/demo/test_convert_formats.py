@@ -19,5 +19,6 @@ def test_a_document_is_printed_on_a4_pages_with_no_text_layer() -> None:
     assert lines[:4] == ["Configuration", "", "Options", ""]
     assert "project = 'demo'" in lines and max(map(len, lines)) <= SCAN_WIDTH
     document = pypdfium2.PdfDocument(to_scan(parsed, datetime(2024, 1, 1, tzinfo=UTC)))
+    assert document.get_metadata_dict()["CreationDate"].startswith("D:20240101")  # the source's date, not today's
     assert len(document) == -(-len(lines) // SCAN_LINES) > 1
     assert all(not document[number].get_textpage().get_text_range().strip() for number in range(len(document)))
