@@ -11,6 +11,7 @@ import io
 import random
 import textwrap
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -67,11 +68,14 @@ def image_bytes(page: Image.Image, image_format: str = "PNG", **options) -> byte
     return buffer.getvalue()
 
 
-def scanned_pdf(pages: list[Image.Image], *, dpi: int = 200, jpeg_quality: int = 70) -> bytes:
-    """An image-only PDF, each page a JPEG as scanners write them."""
+def scanned_pdf(pages: list[Image.Image], *, dpi: int = 200, jpeg_quality: int = 70,
+                scanned_at: datetime | None = None) -> bytes:
+    """An image-only PDF, each page a JPEG as scanners write them; dated now unless `scanned_at` is given."""
     jpegs = [Image.open(io.BytesIO(image_bytes(page, "JPEG", quality=jpeg_quality))) for page in pages]
     buffer = io.BytesIO()
-    jpegs[0].save(buffer, "PDF", resolution=dpi, save_all=True, append_images=jpegs[1:])
+    stamp = scanned_at.strftime("D:%Y%m%d%H%M%SZ") if scanned_at else None  # the PDF date format
+    dates = {"creationDate": stamp, "modDate": stamp} if stamp else {}
+    jpegs[0].save(buffer, "PDF", resolution=dpi, save_all=True, append_images=jpegs[1:], **dates)
     return buffer.getvalue()
 
 

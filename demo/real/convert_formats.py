@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Convert the real (Sphinx) corpus to Word, PowerPoint and e-mail, to compare retrieval across formats.
+"""Convert the real (Sphinx) corpus to Word, PowerPoint, e-mail and scanned PDF, to compare retrieval across formats.
 
-    python demo/real/convert_formats.py --corpus var/real-corpus --out var/real-formats [--formats docx pptx eml]
+    python demo/real/convert_formats.py --corpus var/real-corpus --out var/real-formats \
+        [--formats docx pptx eml scan] [--scan-max-characters 13000]
 
 Each reStructuredText file is read by Docent's own parser (so headings, tables and code come
 out as Docent reads them) and written again with the format's own library: .docx (a heading
 per section, a paragraph per paragraph, core properties title and modified = the file's
 mtime), .pptx (a slide per section, long sections over several slides, modified = mtime),
-.eml (the HTML body with the section headings; Date = mtime). OUT/<format>/ then holds
+.eml (the HTML body with the section headings; Date = mtime), scan (an image-only PDF: the text
+printed on A4 pages at 11 pt, 200 dpi, skewed up to 1.5 degrees, blurred, speckled, JPEG quality 65,
+as tests/scans.py draws them; dates only from mtime, as a scanner gives none). OCR reads about a
+page every 10 CPU-seconds, so --scan-max-characters N scans only the answer files of the ground
+truth up to N characters and keeps every other file as it is (a mixed corpus: the same questions,
+their answers on scanned pages). OUT/<format>/ then holds
 corpus/, files.json and ground_truth.json with the file names changed, for
 
     manage.py eval_demo --corpus OUT/docx/corpus --ground-truth OUT/docx/ground_truth.json \\
@@ -19,11 +25,15 @@ Pages: the corpus's characters / 3,000 (an A4 page of prose), printed at the end
 from __future__ import annotations
 
 import argparse
+import hashlib
 import html
 import io
 import json
 import os
+import random
+import shutil
 import sys
+import textwrap
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
@@ -37,9 +47,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from rag.ingest.parsers import ParsedDocument, ParseError, parse_document  # noqa: E402
+from tests.scans import SYSTEM_FONTS, scanned_page, scanned_pdf  # noqa: E402
 
 PAGE_CHARACTERS = 3000
 SLIDE_CHARACTERS = 1500  # more text than this goes on the next slide of the same title
+SCAN_LINES = 40  # lines of 11 pt text on an A4 page with 1-inch margins
+SCAN_WIDTH = 80  # characters on such a line
 
 
 def _saved(document) -> bytes:
@@ -117,18 +130,50 @@ def to_eml(parsed: ParsedDocument, moment: datetime) -> bytes:
     return bytes(message)
 
 
-WRITERS = {"docx": to_docx, "pptx": to_pptx, "eml": to_eml}
+def scan_lines(parsed: ParsedDocument) -> list[str]:
+    """The document as printed lines: title, headings and paragraphs wrapped, a blank line between them."""
+    lines = [parsed.title, ""]
+    for section in parsed.sections:
+        if section.level:
+            lines += [section.heading_path[-1], ""]
+        for paragraph in section.text.split("\n\n"):
+            if paragraph.startswith("```"):
+                lines += [line[:SCAN_WIDTH] for line in paragraph.strip("`").strip().splitlines()] + [""]
+            elif paragraph.strip():
+                lines += textwrap.wrap(paragraph, SCAN_WIDTH) + [""]
+    return lines
+
+
+def to_scan(parsed: ParsedDocument, moment: datetime) -> bytes:
+    seed = int(hashlib.sha256(parsed.title.encode()).hexdigest()[:8], 16)
+    chooser = random.Random(seed)
+    face = next((face for face in SYSTEM_FONTS if face.exists()), None)
+    lines = scan_lines(parsed)
+    # The title line of page one is printed larger (scanned_page's first line), the other pages start blank.
+    pages = [scanned_page(([] if start else [""]) + lines[start:start + SCAN_LINES], dpi=200,
+                          skew=chooser.uniform(-1.5, 1.5), blur=0.6, noise=7, seed=seed + start, face=face, paper=240)
+             for start in range(0, len(lines), SCAN_LINES)]
+    # Dated like the source: Pillow otherwise writes the conversion time, which Docent trusts over mtime.
+    return scanned_pdf(pages, dpi=200, jpeg_quality=65, scanned_at=moment)
+
+
+WRITERS = {"docx": to_docx, "pptx": to_pptx, "eml": to_eml, "scan": to_scan}
+EXTENSIONS = {"scan": "pdf"}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT / "var" / "real-corpus")
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "real-formats")
-    parser.add_argument("--formats", nargs="+", default=list(WRITERS), choices=list(WRITERS))
+    parser.add_argument("--formats", nargs="+", default=["docx", "pptx", "eml"], choices=list(WRITERS))
+    parser.add_argument("--scan-max-characters", type=int, default=0,
+                        help="scan only the answer files up to this size, keep the rest as they are (0: scan all)")
     args = parser.parse_args()
     files = json.loads((args.corpus / "files.json").read_text())
     questions = json.loads((args.corpus / "ground_truth.json").read_text())
+    answers = {question["expected_path"] for question in questions if question.get("expected_path")}
     characters = 0
+    scanned = [0, 0]  # files, A4 pages
     renamed: dict[str, dict[str, str]] = {name: {} for name in args.formats}
     for name, entry in sorted(files.items()):
         source = args.corpus / "corpus" / name
@@ -140,18 +185,30 @@ def main() -> int:
         characters += len(parsed.text)
         moment = datetime.fromtimestamp(entry["mtime"], tz=UTC)
         for doc_format in args.formats:
-            new_name = f"{Path(name).stem}.{doc_format}"
+            if doc_format == "scan" and args.scan_max_characters and (
+                    name not in answers or len(parsed.text) > args.scan_max_characters):
+                kept = args.out / doc_format / "corpus" / name
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, kept)
+                continue
+            new_name = f"{Path(name).stem}.{EXTENSIONS.get(doc_format, doc_format)}"
             target = args.out / doc_format / "corpus" / new_name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(WRITERS[doc_format](parsed, moment))
+            if doc_format == "scan":
+                scanned[0] += 1
+                scanned[1] += -(-len(scan_lines(parsed)) // SCAN_LINES)
             os.utime(target, (entry["mtime"], entry["mtime"]))
             renamed[doc_format][name] = new_name
     for doc_format, names in renamed.items():
         folder = args.out / doc_format
-        (folder / "files.json").write_text(json.dumps({names[n]: e for n, e in files.items() if n in names}, indent=1))
+        (folder / "files.json").write_text(json.dumps({names.get(n, n): e for n, e in files.items()
+                                                       if n in names or (folder / "corpus" / n).exists()}, indent=1))
         (folder / "ground_truth.json").write_text(json.dumps(_renamed(questions, names), indent=1))
     print(f"{len(files)} files, {characters:,} characters = {characters / PAGE_CHARACTERS:.0f} pages of "
           f"{PAGE_CHARACTERS} characters, written as {', '.join(args.formats)} under {args.out}")
+    if "scan" in args.formats:
+        print(f"scanned: {scanned[0]} files, {scanned[1]} A4 pages")
     return 0
 
 

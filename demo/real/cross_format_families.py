@@ -27,12 +27,13 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--converted", type=Path, required=True)
     parser.add_argument("--workspace", default="real-mixed")
+    parser.add_argument("--count-only", action="store_true", help="count the workspace a previous run indexed")
     args = parser.parse_args()
 
     import django
 
     django.setup()  # the models can be imported only after this
-    from django.core.management import call_command
+    from django.core.management import CommandError, call_command
 
     from rag.models import Document
 
@@ -41,7 +42,12 @@ def main() -> int:
         mixed = Path(folder) / "mixed"
         shutil.copytree(args.corpus, mixed / "source", copy_function=shutil.copy2)
         shutil.copytree(args.converted, mixed / "converted", copy_function=shutil.copy2)
-        call_command("ingest", str(mixed), workspace=args.workspace, sync=True, create_workspace=True, verbosity=0)
+        try:
+            if not args.count_only:
+                call_command("ingest", str(mixed), workspace=args.workspace, sync=True, create_workspace=True,
+                             verbosity=0)
+        except CommandError as error:  # a file without text fails; the others are still counted
+            print(f"ingest: {error}")
     documents = {document.path.split("/mixed/", 1)[1]: document
                  for document in Document.objects.filter(workspace__slug=args.workspace).select_related("copy_of")}
     sources = {Path(path).stem: document for path, document in documents.items() if path.startswith("source/")}

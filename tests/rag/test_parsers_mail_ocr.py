@@ -1,4 +1,4 @@
-"""E-mail (.eml written by the standard library; .msg damaged) and OCR of scans and images."""
+"""E-mail (.eml written by the standard library; a real Outlook .msg, and damaged ones) and OCR of scans and images."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.parsers import ParseError, ParseLimits, parse_document
 from rag.ingest.parsers.ocr import ocr_engine
-from tests.scans import PAGE_TEXT, image_bytes, scanned_page, scanned_pdf
+from tests.scans import PAGE_TEXT, character_accuracy, image_bytes, scanned_page, scanned_pdf
 from tests.rag.format_files import write_docx, write_eml
 from tests.rag.parser_support import paths
 
@@ -45,6 +45,21 @@ def test_a_file_that_is_not_a_mail_fails(data: bytes) -> None:
         parse_document(Path("odd.eml"), data)
 
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_a_real_outlook_msg_and_the_message_it_carries() -> None:
+    """Written by Outlook (msg-parser's test file, BSD): the forwarded message inside comes back as an .eml."""
+    parsed = parse_document(Path("forward.msg"), (FIXTURES / "outlook-forward.msg").read_bytes())
+    assert (parsed.title, parsed.format) == ("outer subject", "msg")
+    assert parsed.metadata["recipients"] == "outer@foo.bar <outer@foo.bar>"
+    assert "Outer body" in parsed.text
+    assert [attachment.name for attachment in parsed.attachments] == ["test.eml"]
+    inner = parse_document(Path("test.eml"), parsed.attachments[0].data)
+    assert (inner.title, inner.format, inner.metadata["recipients"]) == ("test", "eml", "test@foobar.com")
+    assert "body" in inner.text
+
+
 def test_a_damaged_or_foreign_msg_fails_with_a_reason() -> None:
     with pytest.raises(ParseError, match=r"^not a readable \.msg: the file is not an Outlook message"):
         parse_document(Path("mail.msg"), b"From: someone\n\nnot an OLE file")
@@ -72,6 +87,22 @@ def test_a_scanned_pdf_is_read_by_ocr_page_by_page_with_progress() -> None:
     assert "Snapshots are kept for 45 days instead of 30 days." in text
     pages = {section.page for section in parsed.sections if "on-call" in section.text}
     assert pages == {2}
+
+
+_PRINTED = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2033": '"', "\u2014": "-",
+                          "\u2013": "-", "\u2022": None, "\u00b7": None})
+
+
+def test_a_real_scanned_brochure_page_is_read_accurately() -> None:
+    """A 1985 brochure scanned at 300 dpi (CC BY-SA, fixtures/scans/README.md): its full-width top part,
+    typed from the image, against what OCR read there; typographic quotes, dashes and bullets folded."""
+    scans = FIXTURES / "scans"
+    parsed = parse_document(Path("linn.png"), (scans / "linnsequencer-brochure.png").read_bytes())
+    expected = (scans / "linnsequencer-brochure.top.txt").read_text(encoding="utf-8")
+    text = " ".join(parsed.text.translate(_PRINTED).split())
+    top = text[text.index("The LinnSequencer"):text.index("remote control.") + len("remote control.")]
+    assert character_accuracy(expected.translate(_PRINTED), top) >= 0.97
+    assert "Recording a Sequence" in text and "Linn Electronics" in text  # the columns and the footer too
 
 
 def test_ocr_pages_are_bounded_and_the_rest_is_said() -> None:

@@ -60,12 +60,8 @@ def parse_msg(stem: str, data: bytes) -> ParsedDocument:
         html_body = message.htmlBody
         html = decode_text(html_body)[0] if isinstance(html_body, bytes) and html_body.strip() else None
         sent = message.date if isinstance(message.date, datetime) else _mail_date(message.date)
-        attachments = [
-            Attachment(name=str(name), data=payload)
-            for attachment in message.attachments[:_MAX_ATTACHMENTS]
-            if isinstance(payload := getattr(attachment, "data", None), bytes)
-            and (name := attachment.longFilename or attachment.shortFilename)
-        ]
+        attachments = [found for attachment in message.attachments[:_MAX_ATTACHMENTS]
+                       if (found := _msg_attachment(attachment))]
         return _mail_document(
             stem=stem, doc_format="msg", subject=squash(message.subject or ""), sender=squash(message.sender or ""),
             to=squash(message.to or ""), cc=squash(message.cc or ""),
@@ -74,6 +70,21 @@ def parse_msg(stem: str, data: bytes) -> ParsedDocument:
         )
     finally:
         message.close()
+
+
+def _msg_attachment(attachment: Any) -> Attachment | None:
+    """A file attached to a .msg, or a message attached to it (a forward) as .eml bytes: both are indexed."""
+    payload = getattr(attachment, "data", None)
+    name = attachment.longFilename or attachment.shortFilename
+    if isinstance(payload, extract_msg.Message):
+        try:
+            payload = bytes(payload.asEmailMessage())
+        except Exception:  # noqa: BLE001 - a damaged inner message: the outer one is still read
+            return None
+        title = squash(attachment.data.subject or "") or "attached message"
+        name = name if name and name.lower().endswith((".eml", ".msg")) else f"{title[:80]}.eml"
+        name = name[:-4] + ".eml" if name.lower().endswith(".msg") else name
+    return Attachment(name=str(name), data=payload) if isinstance(payload, bytes) and name else None
 
 
 def _mail_document(

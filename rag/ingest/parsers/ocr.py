@@ -26,7 +26,14 @@ _PARAGRAPH_GAP = 0.8  # a vertical gap above this many line heights ends a parag
 _SAME_LINE = 0.5  # boxes whose centres differ by less than this many line heights share a line
 # Text is found on the page scaled to this longest side (RapidOCR's default: 2000): detection then
 # takes about half the time, and 10 pt text at 200 dpi is still ~20 px high (bench_ocr: no loss).
+# 1280 cost 6.5 CPU-seconds a page against 8.4, same characters, but its coarser boxes pad body
+# lines and shrink titles (47.5 and 54.8 px against 43.9 and 58.5): titles stop reading as headings.
 _DETECT_SIDE = 1600
+# onnxruntime threads per model. Its default (one per core) spins waiting threads: on the two shared
+# cores, with the web server and other workers busy, a page cost 10-12 CPU-seconds with two threads
+# and 8.4 with one, and one thread was also faster in wall time (33-36 s against 41-42 s a page at
+# load 12). Pages in parallel come from the worker pool instead.
+_THREADS = 1
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,9 @@ def ocr_engine() -> Any:
     models = Path(rapidocr.__file__).parent / "models"
     if not any(models.glob("*det*.onnx")) or not any(models.glob("*rec*.onnx")):
         raise ParseError("OCR is not available: the rapidocr package has no models inside it (reinstall it)")
-    return RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Global.max_side_len": _DETECT_SIDE})
+    return RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False, "Global.max_side_len": _DETECT_SIDE,
+                            "EngineConfig.onnxruntime.intra_op_num_threads": _THREADS,
+                            "EngineConfig.onnxruntime.inter_op_num_threads": 1})
 
 
 def ocr_lines(image: Image.Image) -> list[OcrLine]:
