@@ -53,7 +53,7 @@ class IndexingJobItem(models.Model):
     path = models.CharField(max_length=1024, help_text="The document path as it will be stored.")
     display_path = models.CharField(max_length=1024, blank=True, db_default="",
                                     help_text="The path pages show: relative to the folder it was ingested from.")
-    source_file = models.CharField(max_length=2048, help_text="Where the worker reads the bytes (rag.storage).")
+    source_file = models.CharField(max_length=2048, help_text="Where the worker reads the bytes.")
     stored_bytes = models.BigIntegerField(default=0, db_default=0,
                                           help_text="Size of the stored copy it points to; 0 once deleted, or none.")
     file_mtime = models.FloatField(null=True, blank=True,
