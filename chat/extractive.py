@@ -410,6 +410,8 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
         return numbers[source.chunk_id]
 
     lines = [f"{unit.text} [{cite(unit, 'answer', unit.result_rank + 1)}]" for unit in statements]
+    if as_of and re.fullmatch(r"v?\d+(?:\.\d+)*", as_of):
+        lines[0] = f"In {as_of}: {lines[0]}"  # the release the answer is read from, as the question named it
     if notes:
         # One clean line: the most recent older statement that differs from the current one.
         older, _newer = max(notes, key=lambda pair: _date_key(pair[0].result.doc_date))
