@@ -49,10 +49,12 @@ class ReleaseGuess:
     source: str
     confidence: float
     evidence: str
+    after: str = ""  # no name for it, but newer than this release (an earlier batch of the same documents is it)
 
     def stored(self) -> dict:
-        return {"label": self.label, "source": self.source, "confidence": round(self.confidence, 2),
-                "evidence": self.evidence}
+        stored = {"label": self.label, "source": self.source, "confidence": round(self.confidence, 2),
+                  "evidence": self.evidence}
+        return {**stored, "after": self.after} if self.after else stored
 
 
 def batch_key(path: str, doc_date: datetime | None, date_source: str) -> tuple[str, str] | None:
@@ -86,9 +88,7 @@ def batch_release(rows: Iterable[dict]) -> ReleaseGuess | None:
     directive_docs: Counter[Version] = Counter()
     for row in rows:
         directive_docs.update({version for text in row["directives"] if (version := parse_version(str(text)))})
-    # A version one file of the batch names may be a typo or a quotation; two files make it the batch's own.
-    support = 2 if len(rows) >= 2 * settings.RELEASE_BATCH_MIN_SIZE else 1
-    directives = [version for version, count in directive_docs.items() if count >= support]
+    directives = list(directive_docs)
     newest_note = max(notes, default=None)
     newest_directive = max(directives, default=None)
     if newest_note is None and newest_directive is None:
@@ -122,7 +122,7 @@ def calendar_release(calendar: list[tuple[Version, datetime]], doc_date: datetim
 
 
 _ROWS_SQL = (
-    f"SELECT id, path, title, version_label, doc_date, date_source, "
+    f"SELECT id, path, title, version_label, doc_date, date_source, family_id, "
     f"COALESCE(metadata->'version_directives', '[]'::jsonb), metadata->'release' "
     f"FROM {Document._meta.db_table} WHERE workspace_id = %s AND NOT archived AND status = 'indexed'"
 )
@@ -133,11 +133,11 @@ def _rows(workspace_id: int, extra: str = "", params: Iterable = ()) -> list[dic
         cursor.execute(_ROWS_SQL + extra, [workspace_id, *params])
         fetched = cursor.fetchall()
     rows = []
-    for pk, path, title, label, doc_date, date_source, directives, release in fetched:
+    for pk, path, title, label, doc_date, date_source, family_id, directives, release in fetched:
         directives = json.loads(directives) if isinstance(directives, str) else directives
         release = json.loads(release) if isinstance(release, str) else release
         rows.append({"pk": pk, "path": path, "title": title, "version_label": label, "doc_date": doc_date,
-                     "date_source": date_source, "release": release or None,
+                     "date_source": date_source, "release": release or None, "family_id": family_id,
                      "directives": [entry.get("version", "") for entry in directives or [] if isinstance(entry, dict)]})
     return rows
 
@@ -165,12 +165,11 @@ def _decide(rows: list[dict], calendar: list[tuple[Version, datetime]]) -> dict[
         key = batch_key(row["path"], row["doc_date"], row["date_source"])
         if key is not None:
             batches[key].append(row)
+    decided = {key: guess for key, members in batches.items()
+               if len(members) >= settings.RELEASE_BATCH_MIN_SIZE and (guess := batch_release(members))}
     guesses: dict[int, ReleaseGuess | None] = {}
-    for members in batches.values():
-        if len(members) < settings.RELEASE_BATCH_MIN_SIZE:
-            continue
-        guess = batch_release(members)
-        for row in members:
+    for key, guess in _later_claims(decided, batches).items():
+        for row in batches[key]:
             guesses[row["pk"]] = guess
     changes: dict[int, dict | None] = {}
     for row in rows:
@@ -182,6 +181,26 @@ def _decide(rows: list[dict], calendar: list[tuple[Version, datetime]]) -> dict[
         if wanted != row["release"]:
             changes[row["pk"]] = wanted
     return changes
+
+
+def _later_claims(decided: dict[tuple[str, str], ReleaseGuess],
+                  batches: dict[tuple[str, str], list[dict]]) -> dict[tuple[str, str], ReleaseGuess]:
+    """Two batches of the same documents (sharing families) cannot both be one release: the earlier keeps it,
+    a later one is only known to be newer (docs of a release that no directive or note names yet)."""
+    by_label: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for key, guess in decided.items():
+        by_label[guess.label].append(key)
+    for label, keys in by_label.items():
+        seen: set[int] = set()
+        for key in sorted(keys, key=lambda key: key[1]):  # by the batch's date
+            families = {row["family_id"] for row in batches[key] if row["family_id"]}
+            if families & seen:
+                guess = decided[key]
+                decided[key] = ReleaseGuess("", guess.source, round(guess.confidence * 0.8, 2),
+                                            f"{guess.evidence}; an earlier batch of the same documents is {label}",
+                                            after=label)
+            seen |= families
+    return decided
 
 
 def workspace_releases_infer(*, workspace_id: int, dry_run: bool = False) -> dict[str, int]:
@@ -214,7 +233,20 @@ def document_release_infer(*, document_id: int) -> int:
                      [document["doc_date"], document["date_source"]])
         rows = [row for row in rows if batch_key(row["path"], row["doc_date"], row["date_source"]) == key]
     calendar = release_calendar(workspace_id=document["workspace_id"])
-    return _store(_decide(rows, calendar))
+    changes = _decide(rows, calendar)
+    claimed = {value["label"] for value in changes.values() if value and value["label"]}
+    families = {row["family_id"] for row in rows if row["family_id"]}
+    for label in claimed:
+        # An earlier batch of the same documents already is this release: this batch is a newer one.
+        if key is not None and families and Document.objects.filter(
+                workspace_id=document["workspace_id"], family_id__in=families, doc_date__lt=document["doc_date"],
+                version_label="", metadata__release__label=label).exists():
+            for pk, value in changes.items():
+                if value and value["label"] == label:
+                    changes[pk] = {**value, "label": "", "after": label,
+                                   "confidence": round(value["confidence"] * 0.8, 2),
+                                   "evidence": f"{value['evidence']}; an earlier batch of the same documents is {label}"}
+    return _store(changes)
 
 
 def batch_members(*, document_ids: Iterable[int]) -> list[int]:

@@ -30,12 +30,14 @@ def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | No
     version = series_label(version) if version else version  # "8.1.0" asks for the 8.1 docs, 8.1.3 included
     rows = Document.objects.filter(workspace_id=workspace_id, archived=False, status=Document.Status.INDEXED) \
         .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id", "path",
-                     "metadata__release__label")
+                     "metadata__release__label", "metadata__release__after")
     families: dict[int, list[tuple]] = defaultdict(list)
     allowed: set[int] = set()
     git_paths = _git_paths_at(workspace_id, version) if version else {}
-    for pk, family_id, position, label, doc_date, copy_of, path, inferred in rows:
+    for pk, family_id, position, label, doc_date, copy_of, path, inferred, after in rows:
         label = label or inferred or ""  # an unlabelled document's inferred release (release_inference)
+        if not label and after and version and within_version(version, after):
+            continue  # known to be newer than `after`, so not there at any release up to it
         if path in git_paths:
             if git_paths[path]:  # that release's tree holds this very blob: its label may be older
                 allowed.add(pk)

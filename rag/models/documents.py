@@ -133,9 +133,10 @@ class Document(models.Model):
     def inferred_release(self) -> dict:
         """The release an unlabelled document was found to belong to (rag.lineage.release_inference), or {}."""
         release = (self.metadata or {}).get("release") or {}
-        if self.version_label or not release.get("label"):
+        if self.version_label or not (release.get("label") or release.get("after")):
             return {}
-        return {**release, "source_label": RELEASE_SOURCE_LABELS.get(release.get("source", ""), release.get("source"))}
+        return {**release, "label": release.get("label") or f"newer than {release['after']}",
+                "source_label": RELEASE_SOURCE_LABELS.get(release.get("source", ""), release.get("source"))}
 
     @property
     def date_source_label(self) -> str:

@@ -34,10 +34,10 @@ def test_the_newest_release_notes_of_a_batch_name_its_release_and_directives_con
     guess = batch_release([row("Django 2.2.28 release notes"), row("Django 2.1.15 release notes"),
                            row("Databases", ("2.2", "2.1")), row("Settings", ("2.2",)), row("Tutorial")] * 2)
     assert (guess.label, guess.source, guess.confidence) == ("2.2", "release_notes", 0.9)
-    # No release notes: the newest directive two files of the batch name.
-    guess = batch_release([row("Config", ("2.0", "1.1")), row("CLI", ("2.0",)), row("Quickstart", ("2.3",))]
+    # No release notes: the newest version the batch's directives name (the docs of a release name no newer one).
+    guess = batch_release([row("Config", ("2.0", "1.1")), row("CLI", ("2.0",)), row("Quickstart", ("0.10",))]
                           + [row("Page")] * 8)
-    assert (guess.label, guess.source) == ("2.0", "directives")
+    assert (guess.label, guess.source, guess.confidence) == ("2.0", "directives", 0.7)
     # Labelled files of the batch decide for their unlabelled siblings.
     guess = batch_release([row("Guide", label="3.2.1"), row("FAQ", label="3.2"), row("Django 9.9 release notes")])
     assert (guess.label, guess.source) == ("3.2", "sibling")
@@ -134,3 +134,30 @@ def test_the_document_page_says_where_an_inferred_release_came_from(logged_in_cl
 
     assert page.status_code == 200
     assert "2.2 <span class=\"muted\">(from dates and release notes; confidence 0.9)" in page.content.decode()
+
+
+def test_a_later_batch_that_names_no_newer_release_is_only_newer_than_the_earlier(workspace):
+    """Flask 3.0's docs carry no 3.0 directive: their newest names 2.3, which the 2.3 batch of the same pages is."""
+    made = {}
+    for when, name in ((PACKED_22, "2.3"), (PACKED_32, "3.0")):
+        made[name] = [add_document(workspace, f"/flat/{name}-{page}.rst", [f"Page {page}."], title=f"Page {page}",
+                                   doc_date=when, date_source="mtime",
+                                   metadata={"version_directives": [{"kind": "changed", "version": "2.3"}]})
+                      for page in range(5)]
+    for page in range(5):
+        group = DocumentFamily.objects.create(workspace=workspace, name=f"Page {page}")
+        for position, name in enumerate(("2.3", "3.0")):
+            Document.objects.filter(pk=made[name][page].pk).update(family=group, family_position=position)
+
+    assert document_release_infer(document_id=made["2.3"][0].pk) == 5
+    assert document_release_infer(document_id=made["3.0"][0].pk) == 5  # index time: the earlier batch is seen
+    newer = Document.objects.get(pk=made["3.0"][0].pk)
+    assert newer.metadata["release"]["after"] == "2.3" and newer.inferred_release["label"] == "newer than 2.3"
+    for document in Document.objects.filter(pk__in=[d.pk for d in made["3.0"]]):
+        document.metadata.pop("release")
+        document.save(update_fields=["metadata"])
+    workspace_releases_infer(workspace_id=workspace.pk)  # the sweep decides the same
+    assert Document.objects.get(pk=made["3.0"][1].pk).metadata["release"]["after"] == "2.3"
+
+    at_23 = documents_as_of(workspace_id=workspace.pk, version="2.3")
+    assert {d.pk for d in made["2.3"]} <= at_23 and not at_23 & {d.pk for d in made["3.0"]}
