@@ -139,6 +139,10 @@ class Document(models.Model):
                 "source_label": RELEASE_SOURCE_LABELS.get(release.get("source", ""), release.get("source"))}
 
     @property
+    def inferred_release_label(self) -> str:
+        return self.inferred_release.get("label", "")
+
+    @property
     def date_source_label(self) -> str:
         return self.DATE_SOURCE_LABELS.get(self.date_source, self.date_source or "—")
 
