@@ -38,4 +38,5 @@ RELEASE_SOURCE_LABELS = {
     "directives": "dates and version directives",
     "sibling": "a labelled file of the same batch",
     "calendar": "its date against the release calendar",
+    "family": "its place in its family",
 }

@@ -122,7 +122,7 @@ def calendar_release(calendar: list[tuple[Version, datetime]], doc_date: datetim
 
 
 _ROWS_SQL = (
-    f"SELECT id, path, title, version_label, doc_date, date_source, family_id, "
+    f"SELECT id, path, title, version_label, doc_date, date_source, family_id, family_position, "
     f"COALESCE(metadata->'version_directives', '[]'::jsonb), metadata->'release' "
     f"FROM {Document._meta.db_table} WHERE workspace_id = %s AND NOT archived AND status = 'indexed'"
 )
@@ -133,11 +133,12 @@ def _rows(workspace_id: int, extra: str = "", params: Iterable = ()) -> list[dic
         cursor.execute(_ROWS_SQL + extra, [workspace_id, *params])
         fetched = cursor.fetchall()
     rows = []
-    for pk, path, title, label, doc_date, date_source, family_id, directives, release in fetched:
+    for pk, path, title, label, doc_date, date_source, family_id, position, directives, release in fetched:
         directives = json.loads(directives) if isinstance(directives, str) else directives
         release = json.loads(release) if isinstance(release, str) else release
         rows.append({"pk": pk, "path": path, "title": title, "version_label": label, "doc_date": doc_date,
                      "date_source": date_source, "release": release or None, "family_id": family_id,
+                     "family_position": position,
                      "directives": [entry.get("version", "") for entry in directives or [] if isinstance(entry, dict)]})
     return rows
 
@@ -171,6 +172,7 @@ def _decide(rows: list[dict], calendar: list[tuple[Version, datetime]]) -> dict[
     for key, guess in _later_claims(decided, batches).items():
         for row in batches[key]:
             guesses[row["pk"]] = guess
+    guesses |= _after_older_members(rows, guesses)
     changes: dict[int, dict | None] = {}
     for row in rows:
         if row["version_label"]:
@@ -181,6 +183,28 @@ def _decide(rows: list[dict], calendar: list[tuple[Version, datetime]]) -> dict[
         if wanted != row["release"]:
             changes[row["pk"]] = wanted
     return changes
+
+
+def _after_older_members(rows: list[dict], guesses: dict[int, ReleaseGuess | None]) -> dict[int, ReleaseGuess]:
+    """A family member nothing else places comes after its older members: newer than the newest release among them
+    (else a question about that release would read it as current then)."""
+    members: dict[int, list[tuple[int, str, dict]]] = defaultdict(list)
+    for row in rows:
+        if row["family_id"] and row["family_position"] is not None:
+            guess = guesses.get(row["pk"])
+            release = row["version_label"] or (guess.label or guess.after if guess else "")
+            members[row["family_id"]].append((row["family_position"], release, row))
+    placed: dict[int, ReleaseGuess] = {}
+    for family in members.values():
+        newest: Version | None = None
+        for _position, release, row in sorted(family, key=lambda member: member[0]):
+            if not release and newest is not None and not guesses.get(row["pk"]):
+                label = series_label(str(newest))
+                placed[row["pk"]] = ReleaseGuess("", "family", 0.5, f"after {label} in its family", after=label)
+            version = parse_version(release) if release else None
+            if version is not None and (newest is None or version > newest):
+                newest = version
+    return placed
 
 
 def _later_claims(decided: dict[tuple[str, str], ReleaseGuess],

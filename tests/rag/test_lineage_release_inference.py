@@ -161,3 +161,18 @@ def test_a_later_batch_that_names_no_newer_release_is_only_newer_than_the_earlie
 
     at_23 = documents_as_of(workspace_id=workspace.pk, version="2.3")
     assert {d.pk for d in made["2.3"]} <= at_23 and not at_23 & {d.pk for d in made["3.0"]}
+
+
+def test_a_member_nothing_else_places_is_newer_than_its_older_members(workspace):
+    old = _batch(workspace, PACKED_22, "2.2.28", {"a.txt": ("A.", ("2.2",))})
+    lone = add_document(workspace, "/loose/a.txt", ["A, later."], doc_date=PACKED_32, date_source="mtime")
+    group = DocumentFamily.objects.create(workspace=workspace, name="A")
+    for position, document in enumerate((old["a.txt"], lone)):
+        Document.objects.filter(pk=document.pk).update(family=group, family_position=position)
+
+    workspace_releases_infer(workspace_id=workspace.pk)
+
+    assert Document.objects.get(pk=lone.pk).metadata["release"] | {"evidence": ""} == {
+        "label": "", "after": "2.2", "source": "family", "confidence": 0.5, "evidence": ""}
+    assert lone.pk not in documents_as_of(workspace_id=workspace.pk, version="2.2")
+    assert old["a.txt"].pk in documents_as_of(workspace_id=workspace.pk, version="2.2")
