@@ -432,6 +432,9 @@ RELEASE_COUNTERPART_THRESHOLD = env.float("RELEASE_COUNTERPART_THRESHOLD", defau
 OLDER_RELEASE_DEMOTION = env.float("OLDER_RELEASE_DEMOTION", default=0.9)
 # Score multiplier, in a question about a version, for documents of that very release over older ones still current then.
 AS_OF_VERSION_BOOST = env.float("AS_OF_VERSION_BOOST", default=1.15)
+# Files sharing a folder and a file date to the second, at least this many, are one batch (an unpacked release):
+# an unlabelled batch takes the release its own release notes, version directives or labelled files name.
+RELEASE_BATCH_MIN_SIZE = env.int("RELEASE_BATCH_MIN_SIZE", default=5)
 # Score multiplier for a retired passage (gone from every newer version): it still answers, below current text.
 RETIRED_DEMOTION = env.float("RETIRED_DEMOTION", default=0.5)
 

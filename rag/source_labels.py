@@ -32,3 +32,11 @@ VERSION_SOURCE_LABELS = {
     "git_tag": "Git tag",
     "set_by_hand": "set by hand",
 }
+# How an unlabelled document's release was inferred (Document.metadata["release"]["source"], rag.lineage.release_inference).
+RELEASE_SOURCE_LABELS = {
+    "release_notes": "dates and release notes",
+    "directives": "dates and version directives",
+    "sibling": "a labelled file of the same batch",
+    "calendar": "its date against the release calendar",
+    "family": "its place in its family",
+}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
@@ -24,9 +26,18 @@ from rag.lineage.editing import (
     document_date_set,
     document_lineage_automatic,
     document_version_set,
+    documents_release_set,
     family_split,
 )
+from rag.lineage.release_inference import batch_members
 from rag.models import Chunk, Document
+
+
+class ReleaseActionForm(ActionForm):
+    """The action bar's extra field: the release a batch correction sets."""
+
+    release = forms.CharField(required=False, max_length=50, label="Release",
+                              widget=forms.TextInput(attrs={"placeholder": "e.g. 3.2", "size": 8}))
 
 
 class ChunkInline(ReadOnlyInline):
@@ -57,7 +68,8 @@ class DocumentAdmin(SourcesInWords, admin.ModelAdmin):
     fields = ["title", "doc_type", "source_type", "tags", "entities", "version_label", "doc_date", *readonly_fields,
               "archived"]
     inlines = [ChunkInline]
-    actions = ["reindex", "archive", "unarchive", "split_family"]
+    actions = ["reindex", "archive", "unarchive", "split_family", "release_set_batches"]
+    action_form = ReleaseActionForm
     date_hierarchy = "doc_date"
 
     @admin.display(description="family", ordering="family_id")
@@ -113,6 +125,21 @@ class DocumentAdmin(SourcesInWords, admin.ModelAdmin):
         selected = list(queryset.values_list("pk", flat=True))
         lineage_edit_report(self, request, lambda: family_split(document_ids=selected),
                             lambda family: f"Split {queryset.count()} document(s) into family {family.pk}.")
+
+    @admin.action(description="Set the release (field above) of the selected documents' whole batches",
+                  permissions=["change"])
+    def release_set_batches(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        """A batch (same folder and file date) whose release was inferred wrong is corrected at once."""
+        label = request.POST.get("release", "").strip()
+        if not label:
+            self.message_user(request, "Write the release (e.g. 3.2) in the Release field first.", messages.ERROR)
+            return
+        members = batch_members(document_ids=list(queryset.values_list("pk", flat=True)))
+        lineage_edit_report(self, request,
+                            lambda: documents_release_set(document_ids=members, version_label=label,
+                                                          user=request.user),
+                            lambda count: f"Release {label} set by hand on {count} document(s) (the selected "
+                                          "documents' batches).")
 
     @admin.action(description="Re-index selected documents", permissions=["change"])
     def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:

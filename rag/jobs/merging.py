@@ -7,11 +7,13 @@ from django.db import transaction
 from rag.dedup.merge import MergeStats, document_merge
 from rag.jobs.lifecycle import job_items_merged
 from rag.jobs.queue import merge_send
+from rag.lineage.release_inference import document_release_infer
 
 
 def document_merge_settle(*, document_id: int) -> MergeStats:
     """Merge the document's chunks and mark its items merged: the merge task, and the inline merge."""
     stats = document_merge(document_id=document_id)
+    document_release_infer(document_id=document_id)  # its batch's release, now that it is one of the batch
     job_items_merged(document_id=document_id)
     return stats
 

@@ -109,6 +109,23 @@ def document_version_set(*, document_id: int, version_label: str, user: Abstract
         merge_after_commit(document_id=document_id)  # which copy of a record is newest may have changed
 
 
+def documents_release_set(*, document_ids: list[int], version_label: str, user: AbstractBaseUser) -> int:
+    """One release label set by a person on many documents at once (a batch whose release was inferred wrong)."""
+    label = version_label.strip()
+    if label and version_key(label) is None:
+        raise LineageEditError(f"{label!r} is not a version (write it like 3.2 or 2.1.4).")
+    with transaction.atomic():
+        documents = Document.objects.select_for_update().filter(pk__in=document_ids)
+        family_ids = set(documents.exclude(family=None).values_list("family_id", flat=True))
+        changed = documents.update(version_label=label, version_key=(version_key(label) or "") if label else "",
+                                   version_source=SET_BY_HAND, version_set_by=user)
+        for family_id in sorted(family_ids):
+            family_refresh(family_id=family_id)
+        for document_id in sorted(document_ids):
+            merge_after_commit(document_id=document_id)  # which copy of a record is newest may have changed
+    return changed
+
+
 def document_date_set(*, document_id: int, doc_date: datetime | None, user: AbstractBaseUser) -> None:
     """A date set by a person: the most trusted source, kept by a re-index."""
     with transaction.atomic():

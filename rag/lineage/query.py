@@ -102,6 +102,21 @@ def _version_mentions(text: str) -> list[VersionMention]:
     return [mention for mention, keep in zip(candidates, accepted, strict=True) if keep]
 
 
+# "With Django 4.2", "Flask 2.0:": a name and a dotted version. labels.text_versions reads "with Django 4.2" as the
+# platform something runs on; where the workspace's own releases include that very version, it is the release asked.
+_NAMED_RELEASE = re.compile(r"\b(?:with|for|on|using|under|in|against)\s+(?-i:[A-Z])[\w-]*\s+v?(\d+(?:\.\d+)+)(?![\w.]*\d)",
+                            re.I)
+
+
+def _named_known_releases(text: str, known: Sequence[tuple[str, Version]],
+                          found: list[VersionMention]) -> list[VersionMention]:
+    taken = {(mention.start, mention.end) for mention in found}
+    exact = {version for _label, version in known}
+    return [VersionMention(match.start(1), match.end(1), version, True, False)
+            for match in _NAMED_RELEASE.finditer(text)
+            if (match.start(1), match.end(1)) not in taken and (version := parse_version(match.group(1))) in exact]
+
+
 def _known_label(version: Version, known: Sequence[tuple[str, Version]]) -> str | None:
     """The workspace's spelling of a version: an equal one ("v3" is "3.0", "2.1.0" is "2.1"),
     else the newest of its series ("2.1" when only "2.1.2" exists)."""
@@ -271,7 +286,9 @@ def analyse_query(question: str, *, known_labels: Sequence[str], now: datetime |
     spans: list[tuple[int, int]] = []
     scoped: list[tuple[VersionMention, str]] = []
     unknown: list[str] = []
-    for mention in _version_mentions(question):
+    mentions = _version_mentions(question)
+    mentions = sorted(mentions + _named_known_releases(question, known, mentions), key=lambda mention: mention.start)
+    for mention in mentions:
         label = _known_label(mention.version, known)
         if label is None:
             unknown.append(str(mention.version))

@@ -15,6 +15,9 @@ def workspace_version_labels(*, workspace_id: int) -> list[str]:
     oldest first."""
     labels = set(Document.objects.filter(workspace_id=workspace_id, archived=False).exclude(version_label="")
                  .order_by().values_list("version_label", flat=True).distinct())
+    labels |= {label for label in Document.objects.filter(workspace_id=workspace_id, archived=False,
+                                                           version_label="", metadata__has_key="release")
+               .order_by().values_list("metadata__release__label", flat=True).distinct() if label}
     labels |= {str(version) for version, _date in release_calendar(workspace_id=workspace_id)}
     labels |= {str(parse_version(tag)) for tag in _git_tags(workspace_id) if parse_version(tag) is not None}
     return sorted(labels, key=lambda label: (version_key(label) or "", label))
@@ -26,11 +29,15 @@ def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | No
     bound = series_end(release_calendar(workspace_id=workspace_id), version) if version else None
     version = series_label(version) if version else version  # "8.1.0" asks for the 8.1 docs, 8.1.3 included
     rows = Document.objects.filter(workspace_id=workspace_id, archived=False, status=Document.Status.INDEXED) \
-        .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id", "path")
+        .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id", "path",
+                     "metadata__release__label", "metadata__release__after")
     families: dict[int, list[tuple]] = defaultdict(list)
     allowed: set[int] = set()
     git_paths = _git_paths_at(workspace_id, version) if version else {}
-    for pk, family_id, position, label, doc_date, copy_of, path in rows:
+    for pk, family_id, position, label, doc_date, copy_of, path, inferred, after in rows:
+        label = label or inferred or ""  # an unlabelled document's inferred release (release_inference)
+        if not label and after and version and within_version(version, after):
+            continue  # known to be newer than `after`, so not there at any release up to it
         if path in git_paths:
             if git_paths[path]:  # that release's tree holds this very blob: its label may be older
                 allowed.add(pk)

@@ -11,7 +11,7 @@ from django.db.models import Value
 from pgvector.django import HnswIndex, VectorField
 
 from rag.models.workspaces import Workspace
-from rag.source_labels import DATE_SOURCE_LABELS, VERSION_SOURCE_LABELS
+from rag.source_labels import DATE_SOURCE_LABELS, RELEASE_SOURCE_LABELS, VERSION_SOURCE_LABELS
 
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a different encoder needs a migration
 
@@ -131,6 +131,19 @@ class Document(models.Model):
     @property
     def version_source_label(self) -> str:
         return self.VERSION_SOURCE_LABELS.get(self.version_source, self.version_source or "—")
+
+    @property
+    def inferred_release(self) -> dict:
+        """The release an unlabelled document was found to belong to (rag.lineage.release_inference), or {}."""
+        release = (self.metadata or {}).get("release") or {}
+        if self.version_label or not (release.get("label") or release.get("after")):
+            return {}
+        return {**release, "label": release.get("label") or f"newer than {release['after']}",
+                "source_label": RELEASE_SOURCE_LABELS.get(release.get("source", ""), release.get("source"))}
+
+    @property
+    def inferred_release_label(self) -> str:
+        return self.inferred_release.get("label", "")
 
     @property
     def date_source_label(self) -> str:

@@ -118,4 +118,5 @@ def test_a_question_about_one_release_is_answered_from_it_not_replaced_by_the_ne
     result = answer("How many requests per minute could an API key send in 2.0?", workspace=workspace,
                     options={"dedup": True})
     assert result.search["stats"]["versions"]["mode"] == "as_of"
+    # It says which release it answers from, as the question named it.
     assert result.text.startswith("In 2.0: Each API key may send 600 requests per minute") and "said:" not in result.text

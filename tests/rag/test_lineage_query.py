@@ -286,3 +286,11 @@ def test_analysis_agrees_with_the_ground_truth(path: str) -> None:
     disagreements = [problem for _kind, problem in results if problem]
     agreement = 1 - len(disagreements) / len(results)
     assert agreement >= 0.95, f"{agreement:.0%} agreement:\n" + "\n".join(disagreements)
+
+
+def test_a_named_release_the_workspace_has_is_asked_even_after_with():
+    """"With Django 4.2" reads like a platform, but where 4.2 is one of the workspace's releases it is the asked one."""
+    assert analyse_query("With Django 4.2, which PostgreSQL releases can I use?",
+                         known_labels=["3.2", "4.2", "5.1"]).versions == ("4.2",)
+    assert analyse_query("For Django 4.2, what is the minimum SQLite?", known_labels=["4.2"]).versions == ("4.2",)
+    assert analyse_query("Does the plugin run with Django 4.2?", known_labels=["1.0", "2.0"]).versions == ()

@@ -1,0 +1,31 @@
+"""`manage.py lineage_releases --workspace SLUG [--dry-run]`: infer the release of every unlabelled document."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from rag.lineage.calendar import release_calendar_reset
+from rag.lineage.release_inference import workspace_releases_infer
+from rag.models import Workspace
+
+
+class Command(BaseCommand):
+    help = ("Infer the release each unlabelled document belongs to (its batch's release notes, version directives "
+            "or labelled siblings, else its date against the release calendar); indexing does this for each new "
+            "document, this runs it over documents already stored. Idempotent.")
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--workspace", required=True, help="workspace slug")
+        parser.add_argument("--dry-run", action="store_true", help="count what would change, write nothing")
+
+    def handle(self, *args, workspace: str, dry_run: bool, **options) -> None:
+        try:
+            target = Workspace.objects.get(slug=workspace)
+        except Workspace.DoesNotExist:
+            raise CommandError(f"no workspace with slug {workspace!r}") from None
+        release_calendar_reset()  # read the changelogs as they are now
+        counts = workspace_releases_infer(workspace_id=target.pk, dry_run=dry_run)
+        parts = ", ".join(f"{source}: {count}" for source, count in counts.items()
+                          if source not in ("documents", "changed"))
+        self.stdout.write(f"{target.slug}: {counts['documents']} document(s), {counts['changed']} "
+                          f"{'would change' if dry_run else 'changed'}; release from {parts}")
