@@ -20,11 +20,11 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Exists
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from rag.models import IndexingJob, IndexingJobItem
+from rag.models import Chunk, Document, IndexingJob, IndexingJobItem
 from rag.storage import stored_copies_delete
 
 logger = logging.getLogger(__name__)
@@ -108,12 +108,35 @@ def job_finish_if_done(job_id: int) -> None:
     The item's own update is committed first, so of two items ending together at least one sees the other done.
     """
     unfinished = IndexingJobItem.objects.filter(job_id=job_id, status__in=UNFINISHED)
-    IndexingJob.objects.filter(pk=job_id, finished_at__isnull=True).exclude(Exists(unfinished)).update(
+    finished = IndexingJob.objects.filter(pk=job_id, finished_at__isnull=True).exclude(Exists(unfinished)).update(
         finished_at=timezone.now())
+    if finished and IndexingJobItem.objects.filter(job_id=job_id, status=Status.INDEXED).exists():
+        search_statistics_refresh()
+
+
+def search_statistics_refresh() -> None:
+    """ANALYZE the chunk and document tables once a job has indexed something.
+
+    Search reads the planner's statistics: lexical term frequencies come from pg_stats of the chunks'
+    `search_vector`, and the HNSW-or-exact plan from row estimates. Left to autovacuum, they arrive at some
+    moment after indexing, so the same question ranked differently before and after it (the demo's
+    version accuracy read 0.857 on a fresh index and 0.786 on the same index a minute later). ANALYZE
+    samples a bounded number of rows, so this costs well under a second even on large tables.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Chunk._meta.db_table}, {Document._meta.db_table}")
 
 
 def job_items_merged(*, document_id: int) -> None:
     """The merge that follows indexing ended (or gave up: `merge_duplicates` catches up): nothing to resend."""
-    IndexingJobItem.objects.filter(document_id=document_id, status=Status.INDEXED, merged_at__isnull=True).update(
-        merged_at=timezone.now(),
-    )
+    marked = IndexingJobItem.objects.filter(
+        document_id=document_id, status=Status.INDEXED, merged_at__isnull=True,
+    ).update(merged_at=timezone.now())
+    if not marked:
+        return
+    # The last merge of a finished job changed the chunks' lineage columns that search filters on: refresh the
+    # statistics now rather than whenever autovacuum comes by (see search_statistics_refresh).
+    awaiting = IndexingJobItem.objects.filter(job_id=OuterRef("pk"), status=Status.INDEXED, merged_at__isnull=True)
+    jobs = IndexingJobItem.objects.filter(document_id=document_id).values("job_id")
+    if IndexingJob.objects.filter(pk__in=jobs, finished_at__isnull=False).exclude(Exists(awaiting)).exists():
+        search_statistics_refresh()
