@@ -26,7 +26,7 @@ from chat.questions import answering_power, question_kind
 from rag import embeddings
 from rag.dedup import fact_differences
 from rag.retrieval import embed_with_cache
-from rag.selectors import chunk_other_versions, contradiction_decision
+from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from rag.sentences import SentenceSpan, sentence_spans
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -298,16 +298,18 @@ def _date_key(value) -> float:
     return value.timestamp() if value else float("-inf")  # unknown dates are the oldest
 
 
-def _other_versions(result: Any) -> list[_OtherVersion]:
-    """Its older and newer versions and pending contradictions, else record members whose text differs."""
-    record_id = getattr(result, "canonical_record_id", None)
-    chunks = chunk_other_versions(chunk_id=result.chunk_id, record_id=record_id, text=result.text)
-    return [
+def _other_versions(results: Sequence[Any]) -> dict[int, list[_OtherVersion]]:
+    """chunk id -> its older and newer versions and pending contradictions, else record members whose text
+    differs: read for all the results at once."""
+    records = {result.chunk_id: getattr(result, "canonical_record_id", None) for result in results}
+    found = chunks_other_versions(chunks=[(r.chunk_id, records[r.chunk_id], r.text) for r in results]) \
+        if results else {}
+    return {chunk_id: [
         _OtherVersion(c.pk, c.document_id, c.document.title, c.document.path, c.document.doc_date, c.document.doc_type,
                       c.heading_path, c.text, version_label=c.document.version_label or "",
-                      canonical_record_id=record_id)
+                      canonical_record_id=records[chunk_id])
         for c in chunks
-    ]
+    ] for chunk_id, chunks in found.items()}
 
 
 def _best_unit(question: str, source: Any) -> Unit | None:
@@ -329,12 +331,13 @@ def _newest(units: list[Unit]) -> Unit:
     return max(units, key=lambda u: (_date_key(u.result.doc_date), u.score))
 
 
-def _reviewer_decision(versions: list[Unit]) -> tuple[Unit, Unit] | None:
-    """(kept, overruled) where a reviewer resolved a contradiction between two of these statements' passages."""
+def _reviewer_decision(versions: list[Unit], decisions: list[tuple[int, int, int, int]]) -> tuple[Unit, Unit] | None:
+    """(kept, overruled) where a reviewer resolved a contradiction between two of these statements' passages;
+    `decisions`: contradiction_decisions of every passage the answer may name."""
     by_chunk = {v.result.chunk_id: v for v in versions}
     if len(by_chunk) < 2:
         return None
-    decision = contradiction_decision(chunk_ids=by_chunk)
+    decision = decision_among(decisions, by_chunk)
     if decision is None:
         return None
     kept, overruled = decision
@@ -342,23 +345,32 @@ def _reviewer_decision(versions: list[Unit]) -> tuple[Unit, Unit] | None:
 
 
 def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]) -> tuple[list[Unit], list[tuple[Unit, Unit]]]:
-    """The newest version of each picked statement, and (older, newer) pairs where versions disagree."""
+    """The newest version of each picked statement, and (older, newer) pairs where versions disagree.
+
+    The database is read twice for the whole answer, not per statement: the other versions of every picked
+    passage that may have some, then the reviewer decisions among all of them and the candidates.
+    """
     statements: list[Unit] = []
     notes: list[tuple[Unit, Unit]] = []
     settled: set[tuple[int, int]] = set()
+    # Versions of these passages the search did not surface: contradictions and record variants.
+    may_have_others = {u.result.chunk_id: u.result for u in picked
+                       if getattr(u.result, "has_contradictions", False) or getattr(u.result, "variant_count", 0)
+                       or getattr(u.result, "family_id", None)}
+    others = _other_versions(list(may_have_others.values()))
+    named = {u.result.chunk_id for u in [*picked, *candidates]} \
+        | {other.chunk_id for found in others.values() for other in found}
+    decisions = contradiction_decisions(chunk_ids=named) if len(named) > 1 else []
     for unit in picked:
         if unit.key in settled:
             continue
         versions = [unit, *(c for c in candidates if c.key not in settled and _restates_differently(unit, c))]
-        # Versions of this passage the search did not surface: contradictions and record variants.
-        if getattr(unit.result, "has_contradictions", False) or getattr(unit.result, "variant_count", 0) \
-                or getattr(unit.result, "family_id", None):
-            for other in _other_versions(unit.result):
-                quoted = _best_unit(question, other)
-                if quoted is not None and quoted.key not in settled:
-                    versions.append(quoted)
+        for other in others.get(unit.result.chunk_id, []):
+            quoted = _best_unit(question, other)
+            if quoted is not None and quoted.key not in settled:
+                versions.append(quoted)
         newest = _newest(versions)
-        reviewed = _reviewer_decision(versions)
+        reviewed = _reviewer_decision(versions, decisions)
         if reviewed is not None and reviewed[1].result.chunk_id == newest.result.chunk_id:
             # A reviewer kept the other side of this contradiction: their decision outranks the dates.
             kept, overruled = reviewed
