@@ -186,18 +186,22 @@ def _is_stale(result: Any) -> bool:
     return getattr(result, "lineage", "") in ("superseded", "retired") or not getattr(result, "is_latest_version", True)
 
 
-def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "") -> None:
+def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "",
+                vectors: dict[str, Sequence[float]] | None = None) -> None:
     """Meaning (encoder cosine) and the question's rare terms, a little for the retrieval rank; the
     current version is preferred over a superseded or retired passage, or, for a question about one
     release (`as_of`), that release's own documents are. Then answering power: a statement that
     carries what the question asks for (the subject with a value, the steps, ...) outranks one that
-    only names the subject."""
+    only names the subject. `vectors`: the units' vectors by text where the caller read them already."""
     if not units:
         return
     kind = kind or question_kind(question)
     vector = question_vector(question)
-    # Units of popular chunks recur across questions: the embedding cache encodes each once.
-    unit_vectors, _ = embed_with_cache([unit.text for unit in units], encoder=embeddings.get_query_encoder())
+    if vectors is not None and all(unit.text in vectors for unit in units):
+        unit_vectors = [vectors[unit.text] for unit in units]
+    else:
+        # Units of popular chunks recur across questions: the embedding cache encodes each once.
+        unit_vectors, _ = embed_with_cache([unit.text for unit in units], encoder=embeddings.get_query_encoder())
     terms = content_words(question)
     unit_words = [content_words(unit.text) for unit in units]
     # A term few candidate statements contain says more about which one answers than a common one.
@@ -312,10 +316,19 @@ def _other_versions(results: Sequence[Any]) -> dict[int, list[_OtherVersion]]:
     ] for chunk_id, chunks in found.items()}
 
 
-def _best_unit(question: str, source: Any) -> Unit | None:
-    units = answer_units([source])
-    score_units(question, units)
-    return max(units, key=lambda u: u.score, default=None)
+def _best_units(question: str, sources: dict[int, list[Any]]) -> dict[int, list[Unit]]:
+    """chunk id -> the best statement of each of its other versions, each scored alone as before, the vectors
+    of all of them read in one embedding-cache call."""
+    units = {chunk_id: [answer_units([source]) for source in found] for chunk_id, found in sources.items()}
+    texts = list(dict.fromkeys(unit.text for groups in units.values() for group in groups for unit in group))
+    vectors = dict(zip(texts, embed_with_cache(texts, encoder=embeddings.get_query_encoder())[0])) if texts else {}
+    best: dict[int, list[Unit]] = {}
+    for chunk_id, groups in units.items():
+        for group in groups:
+            score_units(question, group, vectors=vectors)
+            if group:
+                best.setdefault(chunk_id, []).append(max(group, key=lambda u: u.score))
+    return best
 
 
 def _restates_differently(a: Unit, b: Unit) -> bool:
@@ -357,18 +370,16 @@ def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]
     may_have_others = {u.result.chunk_id: u.result for u in picked
                        if getattr(u.result, "has_contradictions", False) or getattr(u.result, "variant_count", 0)
                        or getattr(u.result, "family_id", None)}
-    others = _other_versions(list(may_have_others.values()))
+    found = _other_versions(list(may_have_others.values()))
+    others = _best_units(question, found)
     named = {u.result.chunk_id for u in [*picked, *candidates]} \
-        | {other.chunk_id for found in others.values() for other in found}
+        | {other.chunk_id for versions in found.values() for other in versions}
     decisions = contradiction_decisions(chunk_ids=named) if len(named) > 1 else []
     for unit in picked:
         if unit.key in settled:
             continue
         versions = [unit, *(c for c in candidates if c.key not in settled and _restates_differently(unit, c))]
-        for other in others.get(unit.result.chunk_id, []):
-            quoted = _best_unit(question, other)
-            if quoted is not None and quoted.key not in settled:
-                versions.append(quoted)
+        versions += [quoted for quoted in others.get(unit.result.chunk_id, []) if quoted.key not in settled]
         newest = _newest(versions)
         reviewed = _reviewer_decision(versions, decisions)
         if reviewed is not None and reviewed[1].result.chunk_id == newest.result.chunk_id:
