@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -33,12 +34,17 @@ _TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
 
 
+@lru_cache(maxsize=64)
+def _release_keys(labels: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(key for label in labels if (key := version_key(label)))
+
+
 def is_release(text: str, labels: Sequence[str]) -> bool:
     """A token that names one of the workspace's releases ("up from 600 in 2.0": "2.0"), not a value that changed."""
     text = text.strip()
     if text in labels:
         return True
-    return bool(_VERSIONISH.fullmatch(text)) and version_key(text) in {version_key(label) for label in labels} - {None}
+    return bool(_VERSIONISH.fullmatch(text)) and version_key(text) in _release_keys(tuple(labels))
 
 
 def _facts(text: str) -> list[tuple[str, str, int, int]]:
