@@ -20,6 +20,7 @@ from chat.changes import compose_change
 from chat.extractive import Extract, compose_extractive, question_vector
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
+from rag.selectors import workspace_release_labels
 from chat.search import search_for_chat
 
 __all__ = ["Answer", "answer", "answer_stream", "citation_for", "compose_extractive", "llm_citations", "llm_messages"]
@@ -90,12 +91,13 @@ def _search(question: str, *, workspace, options: dict) -> tuple[list[Any], dict
     return list(results), used
 
 
-def _compose(question: str, results: Sequence[Any], used: dict[str, Any]) -> Extract:
+def _compose(question: str, results: Sequence[Any], used: dict[str, Any], workspace) -> Extract:
     """A change question states each version's side; any other question, the best statements."""
     stats = used.get("stats", {})
     versions = stats.get("versions") or {}
     if versions.get("mode") == "change" and stats.get("change_sides"):
-        return compose_change(versions.get("topic") or question, results, stats["change_sides"])
+        return compose_change(versions.get("topic") or question, results, stats["change_sides"],
+                              releases=workspace_release_labels(workspace_id=workspace.pk))
     if versions.get("mode") == "as_of":
         # Asked about one release or date: its statements answer, none replaced by a newer one.
         as_of = versions.get("as_of_version") or versions.get("as_of_date") or "as of"
@@ -103,8 +105,9 @@ def _compose(question: str, results: Sequence[Any], used: dict[str, Any]) -> Ext
     return compose_extractive(question, results)
 
 
-def _extractive(question: str, results: Sequence[Any], used: dict[str, Any], timer: "Timer", notice: str = "") -> Answer:
-    extract = _compose(question, results, used)
+def _extractive(question: str, results: Sequence[Any], used: dict[str, Any], timer: "Timer", workspace,
+                notice: str = "") -> Answer:
+    extract = _compose(question, results, used, workspace)
     timer.lap("compose_ms")
     return Answer(extract.text, extract.citations, "extractive", notice=notice, search=used, timings=timer.timings,
                   abstained=extract.abstained, closest=extract.closest, evidence=extract.evidence)
@@ -129,7 +132,7 @@ def answer(question: str, *, workspace, options: dict) -> Answer:
             return _generated(reply, results, used, timer)
         except LLMError as exc:
             notice = f"The language model did not answer ({exc}); this is the extractive answer instead."
-    return _extractive(question, results, used, timer, notice)
+    return _extractive(question, results, used, timer, workspace, notice)
 
 
 def answer_stream(question: str, *, workspace, options: dict, deadline: float | None = None) -> Iterator[str | Answer]:
@@ -141,7 +144,7 @@ def answer_stream(question: str, *, workspace, options: dict, deadline: float | 
     results, used = _search(question, workspace=workspace, options=options)
     timer.lap("search_ms")
     if not results or not llm_configured():
-        yield _extractive(question, results, used, timer)
+        yield _extractive(question, results, used, timer, workspace)
         return
     pieces: list[str] = []
     try:
@@ -150,7 +153,7 @@ def answer_stream(question: str, *, workspace, options: dict, deadline: float | 
             yield piece
     except LLMError as exc:
         notice = f"The language model did not answer ({exc}); this is the extractive answer instead."
-        yield _extractive(question, results, used, timer, notice)
+        yield _extractive(question, results, used, timer, workspace, notice)
         return
     reply = "".join(pieces)
     timer.lap("llm_ms")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -23,11 +24,27 @@ from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_uni
                              score_units)
 from chat.questions import values_in
 from rag.dedup import extract_facts, fact_differences
+from rag.lineage import version_key
 
 _TAIL_WORDS = 4
 # The unit a value is written with ends where the sentence goes on: "600 requests per minute | to the gateway".
 _TAIL_STOP = frozenset("a an and are as at be by for from in is it of on or the to was were when which with".split())
 _TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b)")
+# "2.0", "v3.1.2": written like a release. A bare "600" is a value even where a release "600" exists.
+_VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
+
+
+@lru_cache(maxsize=64)
+def _release_keys(labels: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(key for label in labels if (key := version_key(label)))
+
+
+def is_release(text: str, labels: Sequence[str]) -> bool:
+    """A token that names one of the workspace's releases ("up from 600 in 2.0": "2.0"), not a value that changed."""
+    text = text.strip()
+    if text in labels:
+        return True
+    return bool(_VERSIONISH.fullmatch(text)) and version_key(text) in _release_keys(tuple(labels))
 
 
 def _facts(text: str) -> list[tuple[str, str, int, int]]:
@@ -54,12 +71,17 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     The aligned difference first (facts.py); else the first pair of one kind whose values differ,
     preferring a pair followed by the same words ("600 requests per minute" / "1200 requests per minute").
     """
-    differences = fact_differences(old, new)
     pairs: list[tuple[int, tuple[str, int, int], tuple[str, int, int]]] = []
-    differences = [d for d in differences if d["a"] not in labels and d["b"] not in labels]
-    # A release's own number ("in 2.1") is not the value that changed.
-    old_facts = [f for f in _facts(old) if f[1] not in labels]
-    new_facts = [f for f in _facts(new) if f[1] not in labels]
+    # A release's own number ("in 2.1", "up from 600 in 2.0") is not the value that changed: every release of
+    # the workspace is left out, not only the two asked about.
+    differences = []
+    for d in fact_differences(old, new):
+        a_spans = [span for span in d["a_spans"] if not is_release(old[span[0]:span[1]], labels)]
+        b_spans = [span for span in d["b_spans"] if not is_release(new[span[0]:span[1]], labels)]
+        if a_spans and b_spans:
+            differences.append({**d, "a_spans": a_spans, "b_spans": b_spans})
+    old_facts = [f for f in _facts(old) if not is_release(f[1], labels)]
+    new_facts = [f for f in _facts(new) if not is_release(f[1], labels)]
 
     def whole(facts: list, start: int, end: int) -> tuple[str, int, int]:
         """The value a difference lies in, whole: "/api/v1" where facts.py saw "v1"."""
@@ -68,7 +90,7 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     if differences:
         d = differences[0]
         a, b = whole(old_facts, *d["a_spans"][0]), whole(new_facts, *d["b_spans"][0])
-        pairs.append((3, (a[0] or d["a"].split(", ")[0], a[1], a[2]), (b[0] or d["b"].split(", ")[0], b[1], b[2])))
+        pairs.append((3, (a[0] or old[a[1]:a[2]], a[1], a[2]), (b[0] or new[b[1]:b[2]], b[1], b[2])))
     for kind_a, text_a, start_a, end_a in old_facts:
         for kind_b, text_b, start_b, end_b in new_facts:
             if kind_a != kind_b or text_a.lower() == text_b.lower():
@@ -96,28 +118,34 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     return " ".join(words_a), " ".join(words_b), " ".join(common)
 
 
-def summary_line(old: Unit, new: Unit, old_label: str, new_label: str) -> str:
+def summary_line(old: Unit, new: Unit, old_label: str, new_label: str, *, releases: Sequence[str] = ()) -> str:
     """"600 -> 1200 requests per minute (2.0 -> 3.0)", or "" when the two carry no comparable value (or are
-    not one subject's statements: two values of different things are no change)."""
+    not one subject's statements: two values of different things are no change). `releases`: the workspace's
+    release labels, none of which is a value."""
     if cosine(old.vector, new.vector) < settings.ANSWER_CONFLICT_SIMILARITY:
         return ""
-    change = value_change(old.text, new.text, labels=(old_label, new_label))
+    change = value_change(old.text, new.text, labels=(old_label, new_label, *releases))
     if change is None:
         return ""
     a, b, unit = change
     return f"{a} -> {b}{' ' + unit if unit else ''} ({old_label} -> {new_label})."
 
 
-def _pair_score(old: Unit, new: Unit) -> float:
+def _pair_score(old: Unit, new: Unit, releases: Sequence[str] = ()) -> float:
     """Both statements' scores, and the change bonus where they say one thing with values that differ."""
     close = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY
-    changed = close and (bool(fact_differences(old.text, new.text)) or value_change(old.text, new.text) is not None)
+    changed = close and (bool(fact_differences(old.text, new.text))
+                         or value_change(old.text, new.text, labels=tuple(releases)) is not None)
     return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
 
 
-def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) -> Extract:
+def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict], *,
+                   releases: Sequence[str] = ()) -> Extract:
     """The change in one line, then each version's statement of the topic, oldest first, each cited and
-    dated. A version with nothing on the topic says so; a topic no statement is about abstains."""
+    dated. A version with nothing on the topic says so; a topic no statement is about abstains.
+
+    `releases`: every release label of the workspace, so that "up from 600 in 2.0" compares 600, not 2.0.
+    """
     units = answer_units(results)
     if not units:
         return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
@@ -133,7 +161,7 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) ->
         # The same sentence in both versions says nothing about what changed.
         pairs = [(old, new) for old in by_side[0][:window] for new in by_side[1][:window] if old.text != new.text]
         if pairs:
-            chosen = list(max(pairs, key=lambda pair: _pair_score(*pair)))
+            chosen = list(max(pairs, key=lambda pair: _pair_score(*pair, releases)))
     parts: list[str] = []
     citations: list[dict] = []
     for side, best in zip(sides, chosen):
@@ -148,6 +176,7 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict]) ->
         dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
         parts.append(f"In {side['label']}{dated}: {best.text} [{n}]")
     old, new = chosen[0], chosen[-1]
-    summary = summary_line(old, new, sides[0]["label"], sides[-1]["label"]) \
-        if len(chosen) == 2 and old is not None and new is not None and values_in(old.text) else ""
+    summary = summary_line(old, new, sides[0]["label"], sides[-1]["label"], releases=releases) \
+        if len(chosen) == 2 and old is not None and new is not None \
+        and any(not is_release(value, releases) for value in values_in(old.text)) else ""
     return Extract((f"{summary}\n" if summary else "") + " ".join(parts), citations, evidence=evidence)

@@ -26,7 +26,7 @@ from chat.questions import answering_power, question_kind
 from rag import embeddings
 from rag.dedup import fact_differences
 from rag.retrieval import embed_with_cache
-from rag.selectors import chunk_other_versions, contradiction_decision
+from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from rag.sentences import SentenceSpan, sentence_spans
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -186,18 +186,22 @@ def _is_stale(result: Any) -> bool:
     return getattr(result, "lineage", "") in ("superseded", "retired") or not getattr(result, "is_latest_version", True)
 
 
-def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "") -> None:
+def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "",
+                vectors: dict[str, Sequence[float]] | None = None) -> None:
     """Meaning (encoder cosine) and the question's rare terms, a little for the retrieval rank; the
     current version is preferred over a superseded or retired passage, or, for a question about one
     release (`as_of`), that release's own documents are. Then answering power: a statement that
     carries what the question asks for (the subject with a value, the steps, ...) outranks one that
-    only names the subject."""
+    only names the subject. `vectors`: the units' vectors by text where the caller read them already."""
     if not units:
         return
     kind = kind or question_kind(question)
     vector = question_vector(question)
-    # Units of popular chunks recur across questions: the embedding cache encodes each once.
-    unit_vectors, _ = embed_with_cache([unit.text for unit in units], encoder=embeddings.get_query_encoder())
+    if vectors is not None and all(unit.text in vectors for unit in units):
+        unit_vectors = [vectors[unit.text] for unit in units]
+    else:
+        # Units of popular chunks recur across questions: the embedding cache encodes each once.
+        unit_vectors, _ = embed_with_cache([unit.text for unit in units], encoder=embeddings.get_query_encoder())
     terms = content_words(question)
     unit_words = [content_words(unit.text) for unit in units]
     # A term few candidate statements contain says more about which one answers than a common one.
@@ -298,22 +302,33 @@ def _date_key(value) -> float:
     return value.timestamp() if value else float("-inf")  # unknown dates are the oldest
 
 
-def _other_versions(result: Any) -> list[_OtherVersion]:
-    """Its older and newer versions and pending contradictions, else record members whose text differs."""
-    record_id = getattr(result, "canonical_record_id", None)
-    chunks = chunk_other_versions(chunk_id=result.chunk_id, record_id=record_id, text=result.text)
-    return [
+def _other_versions(results: Sequence[Any]) -> dict[int, list[_OtherVersion]]:
+    """chunk id -> its older and newer versions and pending contradictions, else record members whose text
+    differs: read for all the results at once."""
+    records = {result.chunk_id: getattr(result, "canonical_record_id", None) for result in results}
+    found = chunks_other_versions(chunks=[(r.chunk_id, records[r.chunk_id], r.text) for r in results]) \
+        if results else {}
+    return {chunk_id: [
         _OtherVersion(c.pk, c.document_id, c.document.title, c.document.path, c.document.doc_date, c.document.doc_type,
                       c.heading_path, c.text, version_label=c.document.version_label or "",
-                      canonical_record_id=record_id)
+                      canonical_record_id=records[chunk_id])
         for c in chunks
-    ]
+    ] for chunk_id, chunks in found.items()}
 
 
-def _best_unit(question: str, source: Any) -> Unit | None:
-    units = answer_units([source])
-    score_units(question, units)
-    return max(units, key=lambda u: u.score, default=None)
+def _best_units(question: str, sources: dict[int, list[Any]]) -> dict[int, list[Unit]]:
+    """chunk id -> the best statement of each of its other versions, each scored alone as before, the vectors
+    of all of them read in one embedding-cache call."""
+    units = {chunk_id: [answer_units([source]) for source in found] for chunk_id, found in sources.items()}
+    texts = list(dict.fromkeys(unit.text for groups in units.values() for group in groups for unit in group))
+    vectors = dict(zip(texts, embed_with_cache(texts, encoder=embeddings.get_query_encoder())[0])) if texts else {}
+    best: dict[int, list[Unit]] = {}
+    for chunk_id, groups in units.items():
+        for group in groups:
+            score_units(question, group, vectors=vectors)
+            if group:
+                best.setdefault(chunk_id, []).append(max(group, key=lambda u: u.score))
+    return best
 
 
 def _restates_differently(a: Unit, b: Unit) -> bool:
@@ -329,12 +344,13 @@ def _newest(units: list[Unit]) -> Unit:
     return max(units, key=lambda u: (_date_key(u.result.doc_date), u.score))
 
 
-def _reviewer_decision(versions: list[Unit]) -> tuple[Unit, Unit] | None:
-    """(kept, overruled) where a reviewer resolved a contradiction between two of these statements' passages."""
+def _reviewer_decision(versions: list[Unit], decisions: list[tuple[int, int, int, int]]) -> tuple[Unit, Unit] | None:
+    """(kept, overruled) where a reviewer resolved a contradiction between two of these statements' passages;
+    `decisions`: contradiction_decisions of every passage the answer may name."""
     by_chunk = {v.result.chunk_id: v for v in versions}
     if len(by_chunk) < 2:
         return None
-    decision = contradiction_decision(chunk_ids=by_chunk)
+    decision = decision_among(decisions, by_chunk)
     if decision is None:
         return None
     kept, overruled = decision
@@ -342,23 +358,30 @@ def _reviewer_decision(versions: list[Unit]) -> tuple[Unit, Unit] | None:
 
 
 def _resolve_conflicts(question: str, picked: list[Unit], candidates: list[Unit]) -> tuple[list[Unit], list[tuple[Unit, Unit]]]:
-    """The newest version of each picked statement, and (older, newer) pairs where versions disagree."""
+    """The newest version of each picked statement, and (older, newer) pairs where versions disagree.
+
+    The database is read twice for the whole answer, not per statement: the other versions of every picked
+    passage that may have some, then the reviewer decisions among all of them and the candidates.
+    """
     statements: list[Unit] = []
     notes: list[tuple[Unit, Unit]] = []
     settled: set[tuple[int, int]] = set()
+    # Versions of these passages the search did not surface: contradictions and record variants.
+    may_have_others = {u.result.chunk_id: u.result for u in picked
+                       if getattr(u.result, "has_contradictions", False) or getattr(u.result, "variant_count", 0)
+                       or getattr(u.result, "family_id", None)}
+    found = _other_versions(list(may_have_others.values()))
+    others = _best_units(question, found)
+    named = {u.result.chunk_id for u in [*picked, *candidates]} \
+        | {other.chunk_id for versions in found.values() for other in versions}
+    decisions = contradiction_decisions(chunk_ids=named) if len(named) > 1 else []
     for unit in picked:
         if unit.key in settled:
             continue
         versions = [unit, *(c for c in candidates if c.key not in settled and _restates_differently(unit, c))]
-        # Versions of this passage the search did not surface: contradictions and record variants.
-        if getattr(unit.result, "has_contradictions", False) or getattr(unit.result, "variant_count", 0) \
-                or getattr(unit.result, "family_id", None):
-            for other in _other_versions(unit.result):
-                quoted = _best_unit(question, other)
-                if quoted is not None and quoted.key not in settled:
-                    versions.append(quoted)
+        versions += [quoted for quoted in others.get(unit.result.chunk_id, []) if quoted.key not in settled]
         newest = _newest(versions)
-        reviewed = _reviewer_decision(versions)
+        reviewed = _reviewer_decision(versions, decisions)
         if reviewed is not None and reviewed[1].result.chunk_id == newest.result.chunk_id:
             # A reviewer kept the other side of this contradiction: their decision outranks the dates.
             kept, overruled = reviewed

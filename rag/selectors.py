@@ -14,6 +14,7 @@ from django.http import Http404
 from rag.dedup.facts import highlight_segments
 from rag.lineage.labels import strip_versions
 from rag.lineage.releases import release_labels
+from rag.lineage.scope import workspace_version_labels
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document, IndexingJob, Workspace
 from rag.records import RecordMember, record_members
 
@@ -215,40 +216,67 @@ def document_comparison(*, first: Document, second: Document) -> Comparison:
     return Comparison(older=older, newer=newer, added=added, removed=removed, changed=changed, unchanged=unchanged)
 
 
-def chunk_other_versions(*, chunk_id: int, record_id: int | None, text: str) -> list[Chunk]:
-    """The other versions of a chunk's statement, documents loaded: the older passages of its family it
-    supersedes, the newer one that replaced it and its pending contradictions, in active documents; else the
-    members of its canonical record whose text differs.
+def workspace_release_labels(*, workspace_id: int) -> list[str]:
+    """Every release a question may name in this workspace, oldest first: a change answer never takes one of
+    them for the value that changed."""
+    return workspace_version_labels(workspace_id=workspace_id)
+
+
+def chunks_other_versions(*, chunks: Iterable[tuple[int, int | None, str]]) -> dict[int, list[Chunk]]:
+    """chunk id -> the other versions of its statement, documents loaded, for (chunk id, record id, text) of
+    many chunks in a fixed number of queries: the older passages of its family it supersedes, the newer one that
+    replaced it and its pending contradictions, in active documents; else the members of its canonical record
+    whose text differs. Only chunks of the asked chunks' workspace (a subquery, not a round trip).
 
     Read by chat's extractive answers, which name the disagreeing versions beside the one they quote.
     """
+    asked = {chunk_id: (record_id, text) for chunk_id, record_id, text in chunks}
+    ids = set(asked)
+    partners: dict[int, set[int]] = {chunk_id: set() for chunk_id in ids}
     pairs = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
-        Q(chunk_a_id=chunk_id) | Q(chunk_b_id=chunk_id)
+        Q(chunk_a_id__in=ids) | Q(chunk_b_id__in=ids)
     ).values_list("chunk_a_id", "chunk_b_id")
-    partner_ids = {a if b == chunk_id else b for a, b in pairs}
     # A change between versions is not a contradiction: lineage records it as supersession.
-    partner_ids |= set(Chunk.objects.filter(
-        Q(superseded_by_id=chunk_id)
-        | Q(pk__in=Chunk.objects.filter(pk=chunk_id, superseded_by__isnull=False).values("superseded_by_id"))
-    ).values_list("pk", flat=True))
-    chunks = list(Chunk.objects.filter(pk__in=partner_ids, document__archived=False).select_related("document"))
-    if not chunks and record_id:
-        chunks = [
-            variant.chunk
-            for variant in ChunkVariant.objects.filter(record_id=record_id).select_related("chunk__document")
-            if variant.chunk.text.strip() != text.strip()
-        ]
-    return chunks
+    superseded = Chunk.objects.filter(Q(superseded_by_id__in=ids) | Q(pk__in=ids, superseded_by__isnull=False)) \
+        .values_list("pk", "superseded_by_id")
+    for a, b in [*pairs, *superseded]:
+        if a in ids:
+            partners[a].add(b)
+        if b in ids:
+            partners[b].add(a)
+    workspaces = Chunk.objects.filter(pk__in=ids).values("document__workspace_id")
+    in_scope = Chunk.objects.filter(document__archived=False, document__workspace_id__in=workspaces)
+    wanted = set().union(*partners.values())
+    loaded = list(in_scope.filter(pk__in=wanted).select_related("document")) if wanted else []
+    found = {chunk_id: [chunk for chunk in loaded if chunk.pk in partners[chunk_id]] for chunk_id in ids}
+    # Chunks with no other version found: the members of their canonical record.
+    records = {chunk_id: asked[chunk_id][0] for chunk_id in ids if not found[chunk_id] and asked[chunk_id][0]}
+    if records:
+        variants = list(ChunkVariant.objects.filter(record_id__in=set(records.values()),
+                                                    chunk__document__workspace_id__in=workspaces)
+                        .select_related("chunk__document"))
+        for chunk_id, record_id in records.items():
+            text = asked[chunk_id][1].strip()
+            found[chunk_id] = [v.chunk for v in variants if v.record_id == record_id and v.chunk.text.strip() != text]
+    return found
 
 
-def contradiction_decision(*, chunk_ids: Iterable[int]) -> tuple[int, int] | None:
-    """(kept, overruled) chunk ids of the latest reviewer decision on a contradiction among these chunks."""
+def contradiction_decisions(*, chunk_ids: Iterable[int]) -> list[tuple[int, int, int, int]]:
+    """(chunk a, chunk b, kept, overruled) of every reviewer decision on a contradiction among these chunks,
+    latest first: read once for a whole answer, then asked about each group of versions (`decision_among`)."""
     ids = set(chunk_ids)
     decisions = Contradiction.objects.filter(
         status=Contradiction.Status.RESOLVED, chunk_a_id__in=ids, chunk_b_id__in=ids,
     ).order_by("-reviewed_at").values_list("chunk_a_id", "chunk_b_id", "resolution")
-    for chunk_a_id, chunk_b_id, resolution in decisions[:1]:
-        return (chunk_a_id, chunk_b_id) if resolution == "kept_a" else (chunk_b_id, chunk_a_id)
+    return [(a, b, *((a, b) if resolution == "kept_a" else (b, a))) for a, b, resolution in decisions]
+
+
+def decision_among(decisions: list[tuple[int, int, int, int]], chunk_ids: Iterable[int]) -> tuple[int, int] | None:
+    """(kept, overruled) of the latest of `decisions` (contradiction_decisions) between two of these chunks."""
+    ids = set(chunk_ids)
+    for a, b, kept, overruled in decisions:
+        if a in ids and b in ids:
+            return kept, overruled
     return None
 
 

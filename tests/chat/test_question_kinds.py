@@ -8,11 +8,12 @@ from types import SimpleNamespace
 import pytest
 
 from chat.answering import answer
-from chat.changes import summary_line, value_change
+from chat.changes import is_release, summary_line, value_change
 from chat.extractive import Unit, compose_extractive
 from chat.prompts import llm_messages
 from chat.questions import question_kind
 from evaluation.answers import change_sides_stated
+from rag.selectors import workspace_release_labels
 from tests.rag.retrieval_helpers import encoder, minilm  # noqa: F401 (the real MiniLM encoder, as fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -89,6 +90,30 @@ def test_the_summary_line_states_both_values_in_order():
     far = unit("The proxy keeps 10 connections.")
     far.vector = [0.0, 1.0]
     assert summary_line(old, far, "2.0", "3.0") == ""  # two values of different things are no change
+
+
+def test_no_release_of_the_workspace_is_taken_for_the_value_that_changed():
+    """Issue 22: asked 2.1 -> 3.0, a 2.1 row that also states 2.0's figure gave "2.0 -> 1200 requests"."""
+    old = unit("Rate limit per API key: 2.0: 600 requests per minute; 2.1: 1000 requests per minute.")
+    new = unit("Each API key is limited to 1200 requests per minute by default.")
+    old.vector = new.vector = [1.0, 0.0]
+    assert summary_line(old, new, "2.1", "3.0").startswith("2.0 -> ")  # the defect, with only the asked labels
+    assert summary_line(old, new, "2.1", "3.0", releases=("2.0", "2.1", "3.0")) == (
+        "600 -> 1200 requests per minute (2.1 -> 3.0).")
+    # A release written another way ("v2.0", "2.0.0") is the same release; a bare number is a value.
+    written = unit("Each API key may send 600 requests per minute (v2.0.0 and later).")
+    written.vector = [1.0, 0.0]
+    assert summary_line(written, new, "2.1", "3.0", releases=("2.0", "3.0")) == (
+        "600 -> 1200 requests per minute (2.1 -> 3.0).")
+    assert is_release("v2.0.0", ["2.0"]) and not is_release("600", ["2.0", "3.0"]) and not is_release("2.5", ["2.0"])
+    before, after = unit("The limit was last changed in 2.0."), unit("The limit was last changed in 2.2.")
+    before.vector = after.vector = [1.0, 0.0]
+    assert summary_line(before, after, "2.1", "3.0").startswith("2.0 -> 2.2")  # releases read as values
+    assert summary_line(before, after, "2.1", "3.0", releases=("2.0", "2.1", "2.2", "3.0")) == ""
+
+
+def test_the_workspace_release_labels_are_every_release(workspace, api_versions):
+    assert {"2.0", "3.0"} <= set(workspace_release_labels(workspace_id=workspace.pk))
 
 
 def test_the_change_scorer_checks_both_values_their_order_and_the_summary():
