@@ -34,7 +34,8 @@ def _expire(item: IndexingJobItem) -> None:
 
 def test_claiming_a_queued_item_and_finishing_its_job_cost_a_query_or_two(item):
     """Bookkeeping paid once per file of a job: a queued item is claimed by one conditional update and
-    one read, and the job's finish is one statement, whether or not items remain."""
+    one read, and the job's finish is one statement, whether or not items remain; a job that indexed something
+    also refreshes the search statistics as it finishes (one check and one ANALYZE)."""
     with CaptureQueriesContext(connection) as claim:
         claimed = job_item_claim(item_id=item.pk, task_id="task-a")
     with CaptureQueriesContext(connection) as pending:
@@ -44,7 +45,8 @@ def test_claiming_a_queued_item_and_finishing_its_job_cost_a_query_or_two(item):
         job_finish_if_done(item.job_id)
 
     assert claimed.job.pk == item.job_id and claimed.status == Status.RUNNING
-    assert (len(claim), len(pending), len(last)) == (2, 1, 1)
+    assert (len(claim), len(pending), len(last)) == (2, 1, 3)
+    assert last.captured_queries[-1]["sql"].startswith("ANALYZE")
     item.job.refresh_from_db()
     assert item.job.finished_at is not None
     assert IndexingJob.objects.filter(pk=item.job_id, finished_at__isnull=True).count() == 0
