@@ -42,7 +42,7 @@ from eval_families import family_scores, page_of, unindexed_files, workspace_mem
 from ingest_flatness import fifths
 
 DATA_DIR = Path(os.environ.get("BENCH_LINEAGE_SCALE_DATA_DIR", ROOT / "var" / "bench" / "lineage-scale")).resolve()
-SLUG = "lineage-scale"
+SLUG = "lineage-scale"  # --workspace names another (e.g. eval-scale, so that `make eval-scale` reuses this index)
 
 
 def _date(entry: dict) -> str:
@@ -68,7 +68,7 @@ def corpus_files(corpus: Path, *, limit: int, pages_every: int, shuffle: int | N
     return names
 
 
-def ingest(corpus: Path, names: list[str], *, profile_from: int = 0) -> dict:
+def ingest(corpus: Path, names: list[str], *, slug: str, profile_from: int = 0) -> dict:
     """Index the files one by one as `ingest --sync` does; per-file end times and lineage's seconds (and with
     `profile_from`, a cProfile of the files from that one on: what grows with the workspace)."""
     from rag.dedup import merge as dedup
@@ -76,8 +76,8 @@ def ingest(corpus: Path, names: list[str], *, profile_from: int = 0) -> dict:
     from rag.models import IndexingJob, Workspace
     from rag.uploads import indexing_job_create
 
-    Workspace.objects.filter(slug=SLUG).delete()
-    workspace = Workspace.objects.create(slug=SLUG, name="Lineage at scale")
+    Workspace.objects.filter(slug=slug).delete()
+    workspace = Workspace.objects.create(slug=slug, name="Lineage at scale")
     lineage_seconds = [0.0]
     per_file_lineage: list[float] = []
     originals = {name: getattr(dedup, name) for name in ("document_lineage_update", "document_lineage_evidence")}
@@ -189,6 +189,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="write families and times as JSON here")
     parser.add_argument("--compare", type=Path, help="a previous --out: print the families that differ")
     parser.add_argument("--misses", type=int, default=40, help="misses to print")
+    parser.add_argument("--workspace", default=SLUG, help="the workspace slug (emptied first)")
     parser.add_argument("--profile-from", type=int, default=0, help="cProfile the files from the Nth on")
     args = parser.parse_args()
     corpus = args.corpus.resolve()
@@ -205,9 +206,9 @@ def main() -> int:
     listing = json.loads((corpus / "files.json").read_text(encoding="utf-8"))
     names = corpus_files(corpus, limit=args.limit, pages_every=args.pages_every, shuffle=args.shuffle)
     try:
-        run = ingest(corpus, names, profile_from=args.profile_from)
-        memberships = workspace_memberships(SLUG)
-        scores = {**family_scores(memberships, listing), "unindexed_files": unindexed_files(SLUG)}
+        run = ingest(corpus, names, slug=args.workspace, profile_from=args.profile_from)
+        memberships = workspace_memberships(args.workspace)
+        scores = {**family_scores(memberships, listing), "unindexed_files": unindexed_files(args.workspace)}
         misses = miss_reasons(run["workspace_id"], listing, memberships)
     finally:
         connection.close()
