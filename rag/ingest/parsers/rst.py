@@ -29,6 +29,7 @@ _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "highlight", "parsed-lit
 _DROPPED_DIRECTIVES = {
     "image", "toctree", "include", "raw", "contents", "sectnum", "meta", "index", "literalinclude",
 }  # fmt: skip
+_ELSEWHERE_DIRECTIVES = {"toctree", "include", "literalinclude"}
 _ARGUMENT_IS_TEXT = {
     "note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error",
     "admonition", "seealso", "topic", "sidebar", "rubric",
@@ -145,8 +146,8 @@ def parse_rst(stem: str, text: str) -> ParsedDocument:
     metadata: dict[str, Any] = dict(docinfo.fields)
     if reader.version_directives:
         metadata["version_directives"] = reader.version_directives
-    if reader.has_toctree:
-        metadata["toctree"] = True
+    if reader.elsewhere:
+        metadata["elsewhere"] = sorted(reader.elsewhere)
     return outline_document(title, "rst", blocks, metadata=metadata, metadata_lines=docinfo.lines)
 
 
@@ -160,7 +161,9 @@ class _Reader:
         self.docinfo = _Docinfo()
         # Sphinx versionadded/versionchanged/deprecated, in reading order: version evidence.
         self.version_directives: list[dict[str, str]] = []
-        self.has_toctree = False  # a page that is only a table of contents is skipped, not failed
+        # Directives whose text lives in other files (a table of contents, an include, autodoc): a page that
+        # holds nothing else is skipped, not failed.
+        self.elsewhere: set[str] = set()
 
     def add_heading(self, style: tuple[bool, str], heading: str) -> None:
         if style not in self.styles:
@@ -268,12 +271,12 @@ class _Reader:
             if option := _OPTION_VALUE.match(content.pop(0)):
                 options[option.group(1).lower()] = option.group(2) or ""
         content = _dedented(content)
+        if name in _ELSEWHERE_DIRECTIVES or name.rpartition(":")[2].startswith("auto"):
+            self.elsewhere.add(name)
         if name in _CODE_DIRECTIVES:
             writer.verbatim("\n".join(content))
         elif name in _VERSION_DIRECTIVES and argument:
             self._version_change(name, argument, content)
-        elif name == "toctree":
-            self.has_toctree = True
         elif name not in _DROPPED_DIRECTIVES:
             if argument and _is_signature(name):
                 # "html_theme: Default: 'alabaster'; Type: str." opens the description, as one paragraph.
