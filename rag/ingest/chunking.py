@@ -121,15 +121,17 @@ def _position(index: int, total: int) -> str:
 def _pieces(sections: list[Section], *, target_words: int, max_words: int, overlap_words: int) -> list[_Piece]:
     pieces: list[_Piece] = []
     group = -1
-    previous_level: int | None = None
+    previous: Section | None = None
     for section in sections:
-        # Consecutive level-0 sections (the pages of a PDF without headings) are one
-        # stretch of text, not separate top-level sections.
-        opens_group = group < 0 or section.level == 1 or (section.level == 0 and previous_level != 0)
-        previous_level = section.level
+        # Consecutive level-0 sections (the pages of a PDF without headings) are one stretch of text, not
+        # separate top-level sections; so is a section carried on over pages or slides under the same heading.
+        continued = previous is not None and section.level > 0 and section.heading_path == previous.heading_path
+        opens_group = not continued and (
+            group < 0 or section.level == 1 or (section.level == 0 and previous is not None and previous.level != 0))
+        previous = section
         if opens_group:
             group += 1
-        heading = section.heading_path[-1] if section.level > 0 else ""
+        heading = section.heading_path[-1] if section.level > 0 and not continued else ""
         body = section.text.strip()
         if not heading and not body:
             continue

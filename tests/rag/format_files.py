@@ -85,7 +85,8 @@ def with_custom_property(data: bytes, name: str, value: str) -> bytes:
     return target.getvalue()
 
 
-def write_pptx(*, title: str = "Release 3.0 Overview") -> bytes:
+def write_pptx(*, title: str = "Release 3.0 Overview", continued: str = "") -> bytes:
+    """continued: the title of a third slide that carries on the second ("New limits (cont.)")."""
     presentation = pptx.Presentation()
     presentation.core_properties.title = title
     presentation.core_properties.modified = datetime(2025, 9, 1, 8, 0)
@@ -102,6 +103,10 @@ def write_pptx(*, title: str = "Release 3.0 Overview") -> bytes:
     table = limits.shapes.add_table(2, 2, Inches(1), Inches(4), Inches(6), Inches(1)).table
     for (row, column), value in {(0, 0): "Setting", (0, 1): "3.0", (1, 0): "Rate limit", (1, 1): "2000 per minute"}.items():
         table.cell(row, column).text = value
+    if continued:
+        more = presentation.slides.add_slide(presentation.slide_layouts[5])
+        more.shapes.title.text = continued
+        more.shapes.add_textbox(Inches(1), Inches(2), Inches(6), Inches(1)).text_frame.text = "Burst: 200 requests."
     return _saved(presentation)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import msoffcrypto
 import pytest
 
+from rag.ingest.chunking import chunk_document
 from rag.ingest.dates import resolve_doc_date
 from rag.ingest.parsers import ParseError, ParseLimits, parse_document
 from rag.lineage.labels import extract_version_label
@@ -65,6 +66,23 @@ def test_pptx_one_section_per_slide_in_reading_order_with_notes_and_tables() -> 
     assert "Rate limit: 3.0: 2000 per minute." in limits
     assert _label("deck.pptx", parsed).label == "3.0"
     assert resolve_doc_date(parsed, 0.0).source == "office_modified"
+
+
+@pytest.mark.parametrize("continued", ["New limits (cont.)", "New limits (continued)", "New limits (2/2)", "New limits"])
+def test_pptx_a_slide_carrying_on_the_one_before_is_one_section_one_chunk(continued: str) -> None:
+    parsed = parse_document(Path("deck.pptx"), write_pptx(continued=continued))
+    assert paths(parsed)[1:] == [("Release 3.0 Overview", "New limits")] * 2  # each slide keeps its page
+    assert [s.page for s in parsed.sections] == [1, 2, 3]
+    chunks = chunk_document(parsed)
+    limits = [chunk for chunk in chunks if chunk.heading_path.endswith("New limits")]
+    assert len(limits) == 1 and limits[0].page == 2  # the citation opens where the section starts
+    assert limits[0].text.count("New limits") == 1 and limits[0].text.endswith("Burst: 200 requests.")
+
+
+def test_pptx_a_new_title_is_a_new_section() -> None:
+    parsed = parse_document(Path("deck.pptx"), write_pptx(continued="Old limits"))
+    assert paths(parsed)[-1] == ("Release 3.0 Overview", "Old limits")
+    assert len([c for c in chunk_document(parsed) if c.heading_path.endswith("limits")]) == 2
 
 
 def test_xlsx_rows_read_with_the_header_row_one_section_per_sheet() -> None:

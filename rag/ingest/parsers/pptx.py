@@ -3,6 +3,7 @@ frames in reading order (top to bottom, then left to right), tables and speaker 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pptx
@@ -19,6 +20,8 @@ from rag.ingest.parsers._office import (
 )
 
 _ROW_TOLERANCE_EMU = 100_000  # shapes whose tops differ by less than ~3 mm sit on one row
+# "Pricing (cont.)", "Pricing (continued)", "Pricing, cont'd", "Pricing (2/3)": the slide carries on the one before.
+_CONTINUED = re.compile(r"[\s,:-]*[(\[]?\s*(?:cont(?:inued|'d|d|\.)?|\d+\s*/\s*\d+)\s*[)\]]?\s*$", re.IGNORECASE)
 
 
 def parse_pptx(stem: str, data: bytes, *, max_unpacked_bytes: int) -> ParsedDocument:
@@ -40,6 +43,8 @@ def parse_pptx(stem: str, data: bytes, *, max_unpacked_bytes: int) -> ParsedDocu
             notes = squash(slide.notes_slide.notes_text_frame.text) if slide.notes_slide.notes_text_frame else ""
             if notes:
                 paragraphs.append(f"Speaker notes: {notes}")
+        if slides and slide_title and _CONTINUED.sub("", slide_title) == _CONTINUED.sub("", slides[-1][0]):
+            slide_title = slides[-1][0]  # one section over several slides (the chunker joins them)
         slides.append((slide_title or f"Slide {number}", paragraphs))
 
     first_title = slides[0][0] if slides and not slides[0][0].startswith("Slide ") else None
