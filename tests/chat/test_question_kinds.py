@@ -97,9 +97,14 @@ def test_no_release_of_the_workspace_is_taken_for_the_value_that_changed():
     old = unit("Rate limit per API key: 2.0: 600 requests per minute; 2.1: 1000 requests per minute.")
     new = unit("Each API key is limited to 1200 requests per minute by default.")
     old.vector = new.vector = [1.0, 0.0]
-    assert summary_line(old, new, "2.1", "3.0").startswith("2.0 -> ")  # the defect, with only the asked labels
+    assert summary_line(old, new, "2.1", "3.0").startswith("1000 -> 1200")  # the row's 2.1 figure, 2.0 unknown
+    # The row gives each release its figure: 2.1's is the old side, not the first one written.
     assert summary_line(old, new, "2.1", "3.0", releases=("2.0", "2.1", "3.0")) == (
-        "600 -> 1200 requests per minute (2.1 -> 3.0).")
+        "1000 -> 1200 requests per minute (2.1 -> 3.0).")
+    row = unit("Rate limit per API key: 2.1: 1000 requests per minute; 3.0: 1200 requests per minute.")
+    row.vector = [1.0, 0.0]
+    assert summary_line(old, row, "2.0", "3.0", releases=("2.0", "2.1", "3.0")) == (
+        "600 -> 1200 requests per minute (2.0 -> 3.0).")
     # A release written another way ("v2.0", "2.0.0") is the same release; a bare number is a value.
     written = unit("Each API key may send 600 requests per minute (v2.0.0 and later).")
     written.vector = [1.0, 0.0]
