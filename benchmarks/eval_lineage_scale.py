@@ -275,10 +275,13 @@ def main() -> int:
           f"files not indexed {scores['unindexed_files']} (not counted)")
     for row in rows:
         lineage = run["per_file_lineage"][row["from_file"] - 1:row["to_file"]]
-        print(f"  files {row['from_file']:>5}-{row['to_file']:<5} {row['seconds_per_file'] * 1000:8.0f} ms/file"
+        print(f"  files {row['from_file']:>5}-{row['to_file']:<5} {row['seconds_per_file'] * 1000:8.0f} ms/file "
+              f"{row['chunks_per_second'] or 0:6.1f} chunks/s"
               + (f", lineage {sum(lineage) / len(lineage) * 1000:6.0f} ms/file" if not args.workers else ""))
     if rows:
-        print(f"flatness {rows[-1]['seconds_per_file'] / rows[0]['seconds_per_file']:.2f} (target <= 1.3)")
+        # Per file, as the issue asks; per chunk beside it, since a fifth of bigger files is slower at any scale.
+        print(f"flatness {rows[-1]['seconds_per_file'] / rows[0]['seconds_per_file']:.2f} (target <= 1.3); per chunk "
+              f"{rows[0]['chunks_per_second'] / rows[-1]['chunks_per_second']:.2f}")
     if args.workers:
         print(f"wall {run['wall']:.1f}s (lineage's share: see the in-process run)")
     else:
