@@ -21,7 +21,7 @@ from django.conf import settings
 
 from chat.citations import citation_for
 from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_units, closest_matches, cosine,
-                             score_units)
+                             row_for_release, score_units)
 from chat.questions import values_in
 from rag.dedup import extract_facts, fact_differences
 from rag.lineage import version_key
@@ -193,7 +193,7 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict], *,
                                       relevance=round(min(1.0, max(0.0, best.score)), 3),
                                       sentence_ids=best.sentence_ids))
         dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
-        parts.append(f"In {side['label']}{dated}: {best.text} [{n}]")
+        parts.append(f"In {side['label']}{dated}: {row_for_release(best.text, side['label'])} [{n}]")
     old, new = chosen[0], chosen[-1]
     summary = summary_line(old, new, sides[0]["label"], sides[-1]["label"], releases=releases) \
         if len(chosen) == 2 and old is not None and new is not None \

@@ -9,7 +9,7 @@ import pytest
 
 from chat.answering import answer
 from chat.changes import is_release, summary_line, value_change
-from chat.extractive import Unit, compose_extractive
+from chat.extractive import Unit, compose_extractive, row_for_release
 from chat.prompts import llm_messages
 from chat.questions import question_kind
 from evaluation.answers import change_sides_stated
@@ -71,6 +71,20 @@ def test_a_version_answer_says_which_release_it_answers_from(db, settings):
     new = result("Each API key is limited to 1200 requests per minute by default.", chunk_id=2, version_label="3.0")
     extract = compose_extractive("What was the rate limit per API key?", [new, old], as_of="2.1")
     assert extract.text.startswith("In 2.1: Each API key is limited to 1000 requests per minute")
+
+
+def test_a_row_of_releases_answers_with_the_asked_release_cell(db, settings):
+    """Issue 22: "What was the rate limit in 2.1?" led with a row that also gave 2.0's figure."""
+    settings.ANSWER_RELEVANCE_FLOOR = 0.0
+    row = result("Maximum request body: 2.0: 10 MB; 2.1: 25 MB; 3.0: 50 MB.", chunk_id=1, version_label="3.0")
+    assert compose_extractive("What was the maximum request body in 2.1?", [row], as_of="2.1").text == (
+        "In 2.1: Maximum request body: 25 MB. [1]")
+    assert compose_extractive("What is the maximum request body?", [row]).text == (
+        "Maximum request body (3.0): 50 MB. [1]")  # the newest cell, with its release
+    assert row_for_release("Maximum request body: 2.0: 10 MB; 2.1: 25 MB.", "1.0") == (
+        "Maximum request body: 2.0: 10 MB; 2.1: 25 MB.")  # no cell of the asked release: the row as it is
+    for other in ("Rate limit: Value: 1000; Since: 2025-02-01.", "Note: see 2.1: it changed.", "2.1: 1000; 3.0: 1200."):
+        assert row_for_release(other, "2.1") == row_for_release(other) == other
 
 
 def unit(text: str) -> Unit:

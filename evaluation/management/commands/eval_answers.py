@@ -14,7 +14,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from chat.answering import Answer
-from evaluation.answers import CONFIGS, evaluate_answers, format_answer_table, malformed_quotes, nonsense
+from evaluation.answers import (CONFIGS, evaluate_answers, format_answer_table, malformed_quotes, nonsense,
+                                score_answer)
 from evaluation.inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
 from rag import embeddings
 
@@ -53,7 +54,8 @@ class Command(BaseCommand):
     def _details(self, config: str, question: dict, result: Answer) -> None:
         if config != "full pipeline":
             return
-        mark = "ABSTAINED " if result.abstained else ""
+        wrong = question.get("id") != "off-topic" and not score_answer(question, result)["accurate"]
+        mark = ("ABSTAINED " if result.abstained else "") + ("WRONG " if wrong else "")
         self.stdout.write(f"{question['id']}: {question['question']}\n  {mark}{result.text}")
         for problem in malformed_quotes(result):
             self.stdout.write(f"  MALFORMED {problem}")
