@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -131,7 +132,11 @@ def _has_archived(workspace_id: int) -> bool:
 
 def build_scope(*, workspace_id: int, filters: SearchFilters, now: datetime | None = None) -> Scope:
     documents = scoped_documents(workspace_id=workspace_id, filters=filters, now=now)
-    count_sql, count_params = documents.values("chunk_count").query.sql_with_params()
+    try:
+        count_sql, count_params = documents.values("chunk_count").query.sql_with_params()
+    except EmptyResultSet:  # a filter no document can meet (a release no document belongs to): nothing in scope
+        return Scope(workspace_id=workspace_id, condition_sql="{alias}.workspace_id = %s AND FALSE",
+                     condition_params=(workspace_id,), chunks_in_scope=0, chunks_in_table=0)
     in_scope, in_table = _counts_cached((workspace_id, count_sql, tuple(count_params)), count_sql, list(count_params))
 
     if filters_narrow_documents(filters, now=now):

@@ -115,6 +115,14 @@ def test_filters_apply_to_every_mode(library):
             assert [r.path for r in results] == ["/lib/may.md"], mode
 
 
+def test_a_scope_no_document_meets_finds_nothing_and_does_not_fail(library):
+    """"What was the price of a loaf of bread in 1950?": scoped to the documents of 1950, none, and the scale
+    eval's answers stopped on Django's EmptyResultSet."""
+    with time_machine.travel(NOW, tick=False):
+        for mode in ("semantic", "lexical", "hybrid"):
+            assert not search("ingest worker", options(library, mode=mode, filters=SearchFilters(document_ids=()))), mode
+
+
 def test_the_resolved_range_is_reported(library):
     with time_machine.travel(NOW, tick=False):
         results = search("ingest", options(library, filters=SearchFilters(date_phrase="this month")))
