@@ -32,7 +32,8 @@ from rag.lineage.labels import strip_versions, version_stem_key
 from rag.models import Chunk, Document
 
 # Documents written once per release ("2.1 Release Notes", "What's new in 3.0") share a title, not a text.
-_PER_RELEASE = re.compile(r"\b(release notes?|changelog|change log|changes|what'?s new|news|history)\b", re.I)
+_PER_RELEASE = re.compile(r"\b(release notes?|changelog|change log|changes|what'?s new|news|history|released)\b"
+                          r"|^release\s+v?\d", re.I)
 # A file date that names a release: the file system's, or one written in the file. An upload time names nothing.
 _RELEASE_DATE_SOURCES = {"mtime"}
 
@@ -262,6 +263,12 @@ _NAMED_BONUS = 0.25  # a shared name and some shared content beat content alone
 
 def relation_strength(a: Member, b: Member, evidence: PairEvidence) -> float | None:
     """How strongly two documents are versions (or copies) of one another; None when they are not."""
+    if a.version_key != b.version_key and a.version_key and b.version_key and all(
+            _PER_RELEASE.search(member.title) for member in (a, b)):
+        # Two pages of one series (the release notes of 1.2.6 and of 1.3.1): each is its own release's page,
+        # however alike their boilerplate. Related, they made one component of every release's notes, which
+        # each arrival regrouped whole.
+        return None
     if evidence.identical:
         return IDENTICAL_STRENGTH
     if shares_release(a, b):

@@ -77,6 +77,10 @@ def test_release_notes_are_a_series_and_copies_of_one_release_notes_are_one_page
     boilerplate = PairEvidence(share_a=0.8, share_b=0.8, identical=False, close_share=0.1)  # "Bugs fixed" headings
     same_text = PairEvidence(share_a=1.0, share_b=0.95, identical=False, close_share=0.95)
     assert relation_strength(notes_53, notes_62, boilerplate) is None
+    # Two releases' notes, however alike (Django's 1.2.6 and 1.3.1 security releases say the same), never relate:
+    # related, every release's notes made one component that each arrival regrouped, and identical ones one family.
+    assert relation_strength(notes_53, notes_62, same_text) is None
+    assert relation_strength(notes_53, notes_62, PairEvidence(1.0, 1.0, True, 1.0)) is None
     assert relation_strength(notes_53, notes_53_again, same_text) == 0.95
     guide = member(4, "guide", "7.4")
     assert relation_strength(notes_62, guide, same_text) is None  # a page is never a version of release notes
