@@ -21,8 +21,9 @@ from django.conf import settings
 
 from chat.citations import citation_for
 from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_units, closest_matches, cosine,
-                             row_for_release, score_units)
+                             score_units)
 from chat.questions import values_in
+from chat.releases import row_for_release
 from rag.dedup import extract_facts, fact_differences
 from rag.lineage import version_key
 

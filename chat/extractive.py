@@ -23,9 +23,9 @@ from django.conf import settings
 
 from chat.citations import citation_for
 from chat.questions import answering_power, question_kind
+from chat.releases import row_for_release, version_said
 from rag import embeddings
 from rag.dedup import fact_differences
-from rag.lineage import version_key
 from rag.retrieval import embed_with_cache
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from rag.sentences import SentenceSpan, sentence_spans
@@ -43,8 +43,6 @@ _LEANS_BACK = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both
                          re.IGNORECASE)
 # A heading that names a code, a setting or a path ("LG1504 upstream_timeout", "/healthz") gives the text under it its subject.
 _CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
-# A table row whose columns are releases, as the readers write it: "Maximum request body: 2.0: 10 MB; 2.1: 25 MB."
-_RELEASE_CELL = re.compile(r"(v?\d+(?:\.\d+)+)\s*:\s*([^;]+?)\s*(?:;\s*|\.?\s*$)")
 _FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
 NOTHING_FOUND = "I found nothing in this workspace's documents that answers that."
 ABSTAINED = "The documents in this workspace don't answer that."
@@ -434,34 +432,6 @@ def _version_name(unit: Unit) -> str:
         return label
     date = unit.result.doc_date.date().isoformat() if unit.result.doc_date else "undated"
     return f"{unit.result.title} ({date})"
-
-
-def row_for_release(text: str, label: str = "") -> str:
-    """A row that gives each release its value, cut to the asked release's cell ("Maximum request body:
-    25 MB." for 2.1), or to the newest one when no release is asked ("Database pool size (3.0): 20."):
-    the asked value leads, never another release's. Any other text is returned as it is."""
-    name, colon, rest = text.partition(": ")
-    rest = rest.strip()
-    if not colon or not name.strip() or re.fullmatch(r"v?\d+(?:\.\d+)+", name.strip()):
-        return text
-    cells, end = [], 0
-    for match in _RELEASE_CELL.finditer(rest):
-        if match.start() != end:
-            return text  # something else than release cells in the row
-        cells.append((match.group(1), match.group(2)))
-        end = match.end()
-    if len(cells) < 2 or end != len(rest) or not all(version_key(release) for release, _ in cells):
-        return text
-    if label:
-        asked = [value for release, value in cells if version_key(release) == version_key(label)]
-        return f"{name}: {asked[0]}." if asked else text
-    release, value = max(cells, key=lambda cell: version_key(cell[0]))
-    return f"{name} ({release}): {value}."
-
-
-def version_said(label: str, statement: str) -> str:
-    """"In 2.1: ...": a version question's answer says which release it answers from (one place to phrase it)."""
-    return f"In {label}: {statement}"
 
 
 def _quoted(text: str) -> str:

@@ -9,7 +9,8 @@ import pytest
 
 from chat.answering import answer
 from chat.changes import is_release, summary_line, value_change
-from chat.extractive import Unit, compose_extractive, row_for_release
+from chat.extractive import Unit, compose_extractive
+from chat.releases import row_for_release
 from chat.prompts import llm_messages
 from chat.questions import question_kind
 from evaluation.answers import change_sides_stated

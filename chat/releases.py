@@ -1,0 +1,38 @@
+"""How an answer names the release it answers from, and says no other release's figure first."""
+
+from __future__ import annotations
+
+import re
+
+from rag.lineage import version_key
+
+# A table row whose columns are releases, as the readers write it: "Maximum request body: 2.0: 10 MB; 2.1: 25 MB."
+_RELEASE_CELL = re.compile(r"(v?\d+(?:\.\d+)+)\s*:\s*([^;]+?)\s*(?:;\s*|\.?\s*$)")
+
+
+def row_for_release(text: str, label: str = "") -> str:
+    """A row that gives each release its value, cut to the asked release's cell ("Maximum request body:
+    25 MB." for 2.1), or to the newest one when no release is asked ("Database pool size (3.0): 20."):
+    the asked value leads, never another release's. Any other text is returned as it is."""
+    name, colon, rest = text.partition(": ")
+    rest = rest.strip()
+    if not colon or not name.strip() or re.fullmatch(r"v?\d+(?:\.\d+)+", name.strip()):
+        return text
+    cells, end = [], 0
+    for match in _RELEASE_CELL.finditer(rest):
+        if match.start() != end:
+            return text  # something else than release cells in the row
+        cells.append((match.group(1), match.group(2)))
+        end = match.end()
+    if len(cells) < 2 or end != len(rest) or not all(version_key(release) for release, _ in cells):
+        return text
+    if label:
+        asked = [value for release, value in cells if version_key(release) == version_key(label)]
+        return f"{name}: {asked[0]}." if asked else text
+    release, value = max(cells, key=lambda cell: version_key(cell[0]))
+    return f"{name} ({release}): {value}."
+
+
+def version_said(label: str, statement: str) -> str:
+    """"In 2.1: ...": a version question's answer says which release it answers from (one place to phrase it)."""
+    return f"In {label}: {statement}"
