@@ -10,11 +10,13 @@ documents are versions of one another (or that one is no longer current), their 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import Q
 
 from rag.dedup.facts import fact_differences
+from rag.lineage.evidence import different_releases_of_a_series
 from rag.models import Chunk, Contradiction
 
 
@@ -23,20 +25,34 @@ def near_pairs(candidates: list[tuple[int, int, float]]) -> list[tuple[int, int,
     return [pair for pair in candidates if pair[2] >= settings.CONTRADICTION_THRESHOLD]
 
 
-def _current_together(chunk_ids: Iterable[int]) -> dict[int, tuple[int, int | None, bool, int]]:
-    """chunk -> (document, family, latest, the document it copies or itself)."""
-    return {pk: (document_id, family_id, latest, copy_of or document_id) for pk, document_id, family_id, latest, copy_of
-            in Chunk.objects.filter(pk__in=set(chunk_ids)).values_list(
-                "pk", "document_id", "document__family_id", "document__is_latest_version", "document__copy_of_id")}
+@dataclass(frozen=True)
+class _Side:
+    document: int
+    family: int | None
+    latest: bool
+    root: int  # the document it copies, or itself
+    title: str
+    version_key: str
 
 
-def _reviewable(a: tuple[int, int | None, bool, int], b: tuple[int, int | None, bool, int]) -> bool:
-    """Both documents current, and not two versions of one family (two copies of one version still count)."""
-    if not (a[2] and b[2]):
+def _current_together(chunk_ids: Iterable[int]) -> dict[int, _Side]:
+    return {pk: _Side(document_id, family_id, latest, copy_of or document_id, title, key)
+            for pk, document_id, family_id, latest, copy_of, title, key in Chunk.objects.filter(
+                pk__in=set(chunk_ids)).values_list(
+                "pk", "document_id", "document__family_id", "document__is_latest_version", "document__copy_of_id",
+                "document__title", "document__version_key")}
+
+
+def _reviewable(a: _Side, b: _Side) -> bool:
+    """Two documents, both current, and not two versions of one family (two copies of one version still count)
+    nor two releases' pages of a series (1.4.2's release notes do not contradict 1.4.3's)."""
+    if not (a.latest and b.latest) or a.document == b.document:
         return False
-    if a[1] is None or a[1] != b[1]:
+    if different_releases_of_a_series(a.title, a.version_key, b.title, b.version_key):
+        return False
+    if a.family is None or a.family != b.family:
         return True
-    return a[3] == b[3] or a[3] == b[0] or b[3] == a[0]
+    return a.root == b.root or a.root == b.document or b.root == a.document
 
 
 def contradictions_raise(workspace_id: int, candidates: list[tuple[int, int, float]], *, everything: bool) -> int:

@@ -109,6 +109,12 @@ def load_members(queryset) -> dict[int, Member]:
     return found
 
 
+def different_releases_of_a_series(title_a: str, key_a: str, title_b: str, key_b: str) -> bool:
+    """Two pages written once per release (release notes, "what's new in"), of two releases: each its own
+    release's page, never a version of the other nor in contradiction with it."""
+    return bool(key_a and key_b and key_a != key_b and _PER_RELEASE.search(title_a) and _PER_RELEASE.search(title_b))
+
+
 def shares_release(a: Member, b: Member) -> bool:
     """Two documents of one release: one version label, or one exact release date. Release notes name the release
     they describe, not the one they shipped with: for two of them only the date counts."""
@@ -263,8 +269,7 @@ _NAMED_BONUS = 0.25  # a shared name and some shared content beat content alone
 
 def relation_strength(a: Member, b: Member, evidence: PairEvidence) -> float | None:
     """How strongly two documents are versions (or copies) of one another; None when they are not."""
-    if a.version_key != b.version_key and a.version_key and b.version_key and all(
-            _PER_RELEASE.search(member.title) for member in (a, b)):
+    if different_releases_of_a_series(a.title, a.version_key, b.title, b.version_key):
         # Two pages of one series (the release notes of 1.2.6 and of 1.3.1): each is its own release's page,
         # however alike their boilerplate. Related, they made one component of every release's notes, which
         # each arrival regrouped whole.

@@ -11,7 +11,7 @@ from rag.dedup.merge import document_merge, workspace_merge
 from rag.documents import documents_archive
 from rag.jobs.run import job_item_run
 from rag.lineage.families import family_refresh
-from rag.models import Chunk, Document, DocumentFamily
+from rag.models import Chunk, Contradiction, Document, DocumentFamily
 from rag.retrieval import search
 from rag.uploads import indexing_job_create
 from tests.factories import WorkspaceFactory
@@ -251,3 +251,24 @@ def test_families_are_the_same_whatever_order_the_files_arrive_in(workspace, enc
     assert frozenset(["troubleshooting/troubleshooting-2.1.pdf", "troubleshooting/troubleshooting.md"]) in found
     assert not any("support/support-playbook-3.0.md" in group or any("release-notes" in n for n in group)
                    for group in found)
+
+
+def test_two_releases_notes_are_neither_a_family_nor_a_contradiction(workspace, encoder, tmp_path):
+    """Scale corpus: Django's release notes of 1.3.1 and 1.2.6 (two security releases, one text) were one family,
+    and every two releases' notes were queued as contradictions (4,235 pending)."""
+    body = ("Django {v} fixes two security issues in {old}. All users are encouraged to upgrade. "
+            "The session backend now rejects cookies larger than {size} KB, and the password reset view "
+            "no longer reveals whether an account exists.")
+    files = []
+    for name, version, old, size, title in [("notes-a.md", "1.2.6", "1.2.5", 4, "Django 1.2.6 release notes"),
+                                            ("notes-b.md", "1.3.1", "1.3", 8, "Django 1.3.1 release notes"),
+                                            ("guide-a.md", "", "1.3", 4, "Session guide"),
+                                            ("guide-b.md", "", "1.3", 8, "Cookie handbook")]:
+        (tmp_path / name).write_text(f"# {title}\n\n" + body.format(v=version or "now", old=old, size=size))
+        files.append(tmp_path / name)
+    notes_a, notes_b, guide_a, guide_b = ingest(workspace, *files)
+    assert notes_a.family_id is None and notes_b.family_id is None
+    pending = {frozenset((c.chunk_a.document_id, c.chunk_b.document_id)) for c in Contradiction.objects.filter(
+        workspace=workspace, status=Contradiction.Status.PENDING).select_related("chunk_a", "chunk_b")}
+    assert frozenset((notes_a.pk, notes_b.pk)) not in pending  # each release's own page
+    assert frozenset((guide_a.pk, guide_b.pk)) in pending  # two current guides that disagree: for review
