@@ -65,7 +65,9 @@ eval-scale: $(STAMP)
 # Version families on the scale corpus (issue 21): purity, recall and each missed page with its reason, time per
 # file by fifths and lineage's share, from an in-process `ingest --sync` (benchmarks/eval_lineage_scale.py, its own
 # DATA_DIR). LINEAGE_ARGS="--pages-every 6" for a subset with all its pages' releases; "--shuffle 7 --out A.json"
-# then "--compare A.json" for determinism; "--encoder minilm" for the model.
+# then "--compare A.json" for determinism; "--workers 2" through Celery pool processes as `make run` starts them;
+# "--encoder minilm" for the model; "--workspace eval-scale" with EVAL_SCALE_DATA_DIR's folder in
+# BENCH_LINEAGE_SCALE_DATA_DIR, so that `make eval-scale` then reuses that index.
 eval-lineage: $(STAMP)
 	$(PY) demo/scale/build_corpus.py --out $(SCALE_CORPUS) --no-questions
 	$(PY) benchmarks/eval_lineage_scale.py --corpus $(SCALE_CORPUS) $(LINEAGE_ARGS)
