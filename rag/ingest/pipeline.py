@@ -96,11 +96,12 @@ def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0, parent_id
 
 
 def _elsewhere_said(directives: list[str]) -> str:
-    """"a table of contents (toctree)", "text included from other files (include)", "API documentation
-    generated from code (automodule)", joined."""
+    """"a table of contents (toctree)", "text included from other files (include)", "documentation generated
+    from code (automodule)", joined."""
     kinds = {"a table of contents": [d for d in directives if d == "toctree"],
              "text included from other files": [d for d in directives if d.endswith("include")],
-             "API documentation generated from code": [d for d in directives if "auto" in d]}
+             "documentation generated from code": [d for d in directives if d not in ("toctree", "include",
+                                                                                      "literalinclude")]}
     return " and ".join(f"{kind} ({', '.join(names)})" for kind, names in kinds.items() if names)
 
 

@@ -268,14 +268,15 @@ def test_a_page_with_only_a_table_of_contents_an_include_or_autodoc_is_skipped_w
     (folder / "empty.rst").write_text("Nothing here\n============\n")
     (folder / "changes.rst").write_text("Changes\n=======\n\n.. include:: ../CHANGES.rst\n")
     (folder / "app.rst").write_text("celery.app\n==========\n\n.. automodule:: celery.app\n   :members:\n")
+    (folder / "cli.rst").write_text("Command Line Interface\n======================\n\n.. click:: celery.bin.celery:celery\n")
     job = indexing_job_create(workspace=workspace, paths=[folder], enqueue=False)
     for item_id in job.items.values_list("pk", flat=True):
         job_item_run(item_id=item_id)
     items = {Path(item.path).name: item for item in job.items.all()}
     assert items["index.rst"].status == "skipped"
     assert items["index.rst"].error == "only a table of contents (toctree): nothing to index here"
-    assert items["changes.rst"].status == items["app.rst"].status == "skipped"
-    assert items["app.rst"].error == "only API documentation generated from code (automodule): nothing to index here"
+    assert items["changes.rst"].status == items["app.rst"].status == items["cli.rst"].status == "skipped"
+    assert items["app.rst"].error == "only documentation generated from code (automodule): nothing to index here"
     assert items["changes.rst"].error == "only text included from other files (include): nothing to index here"
     assert items["empty.rst"].status == "failed"  # no table of contents either: nothing there at all
     assert not Document.objects.filter(path__endswith="index.rst").exists()

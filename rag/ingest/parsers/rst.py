@@ -29,7 +29,9 @@ _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "highlight", "parsed-lit
 _DROPPED_DIRECTIVES = {
     "image", "toctree", "include", "raw", "contents", "sectnum", "meta", "index", "literalinclude",
 }  # fmt: skip
-_ELSEWHERE_DIRECTIVES = {"toctree", "include", "literalinclude"}
+# Text from other files or generated from code (autodoc's auto*, sphinx-click, sphinx-argparse, program output).
+_ELSEWHERE_DIRECTIVES = {"toctree", "include", "literalinclude", "click", "argparse", "program-output",
+                         "command-output"}
 _ARGUMENT_IS_TEXT = {
     "note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error",
     "admonition", "seealso", "topic", "sidebar", "rubric",
