@@ -33,7 +33,6 @@ _TAIL_STOP = frozenset("a an and are as at be by for from in is it of on or the 
 _TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b)")
 # "2.0", "v3.1.2": written like a release. A bare "600" is a value even where a release "600" exists.
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
-_LABEL_COLON = re.compile(r"(?<![\w.])(v?\d+(?:\.\d+)+)\s*[:=]\s*", re.I)  # "2.1: 1000", "v3.0 = 1200"
 
 
 @lru_cache(maxsize=64)
@@ -67,24 +66,11 @@ def _tail(text: str, end: int) -> list[str]:
     return text[end:].split()[:_TAIL_WORDS]
 
 
-def _labelled(text: str, label: str, facts: list[tuple[str, str, int, int]]) -> list[tuple[str, str, int, int]]:
-    """The values a row gives one release ("2.0: 600 requests; 2.1: 1000 requests", label 2.1: 1000 requests)."""
-    key = version_key(label)
-    found = []
-    for match in _LABEL_COLON.finditer(text):
-        if key and version_key(match.group(1)) == key:
-            found += [fact for fact in facts if match.end() <= fact[2] <= match.end() + 2][:1]
-    return found
-
-
-def value_change(old: str, new: str, *, labels: tuple[str, ...] = (), old_label: str = "",
-                 new_label: str = "") -> tuple[str, str, str] | None:
+def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[str, str, str] | None:
     """(old value, new value, the words both share after it) of the fact that changed, or None.
 
-    A text that gives each release its value ("2.0: 600; 2.1: 1000") is read for the asked release's
-    (`old_label`, `new_label`). Then the aligned difference first (facts.py); else the first pair of one
-    kind whose values differ, preferring a pair followed by the same words ("600 requests per minute" /
-    "1200 requests per minute").
+    The aligned difference first (facts.py); else the first pair of one kind whose values differ,
+    preferring a pair followed by the same words ("600 requests per minute" / "1200 requests per minute").
     """
     pairs: list[tuple[int, tuple[str, int, int], tuple[str, int, int]]] = []
     # A release's own number ("in 2.1", "up from 600 in 2.0") is not the value that changed: every release of
@@ -97,10 +83,6 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = (), old_label:
             differences.append({**d, "a_spans": a_spans, "b_spans": b_spans})
     old_facts = [f for f in _facts(old) if not is_release(f[1], labels)]
     new_facts = [f for f in _facts(new) if not is_release(f[1], labels)]
-    if old_label and (asked := _labelled(old, old_label, old_facts)):
-        old_facts, differences = asked, []
-    if new_label and (asked := _labelled(new, new_label, new_facts)):
-        new_facts, differences = asked, []
 
     def whole(facts: list, start: int, end: int) -> tuple[str, int, int]:
         """The value a difference lies in, whole: "/api/v1" where facts.py saw "v1"."""
@@ -143,8 +125,9 @@ def summary_line(old: Unit, new: Unit, old_label: str, new_label: str, *, releas
     release labels, none of which is a value."""
     if cosine(old.vector, new.vector) < settings.ANSWER_CONFLICT_SIMILARITY:
         return ""
-    change = value_change(old.text, new.text, labels=(old_label, new_label, *releases), old_label=old_label,
-                          new_label=new_label)
+    # A row that gives each release its value ("2.0: 600; 2.1: 1000") is read at the asked release's cell.
+    change = value_change(row_for_release(old.text, old_label), row_for_release(new.text, new_label),
+                          labels=(old_label, new_label, *releases))
     if change is None:
         return ""
     a, b, unit = change
