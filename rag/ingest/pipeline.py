@@ -95,16 +95,6 @@ def _fail(workspace_id: int, path: str, reason: str, *, size: int = 0, parent_id
     return IndexOutcome(status="failed", document_id=document.pk, error=reason)
 
 
-def _elsewhere_said(directives: list[str]) -> str:
-    """"a table of contents (toctree)", "text included from other files (include)", "documentation generated
-    from code (automodule)", joined."""
-    kinds = {"a table of contents": [d for d in directives if d == "toctree"],
-             "text included from other files": [d for d in directives if d.endswith("include")],
-             "documentation generated from code": [d for d in directives if d not in ("toctree", "include",
-                                                                                      "literalinclude")]}
-    return " and ".join(f"{kind} ({', '.join(names)})" for kind, names in kinds.items() if names)
-
-
 def _json_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """Frontmatter as written (lists, numbers), with anything JSON cannot hold as text."""
     try:
@@ -188,7 +178,7 @@ def _index_bytes(
     )
     if not drafts and (elsewhere := parsed.metadata.get("elsewhere")):
         # A Sphinx index page or an autodoc stub: its text is in other files (indexed on their own) or in code.
-        return IndexOutcome(status="skipped", error=f"only {_elsewhere_said(elsewhere)}: nothing to index here")
+        return IndexOutcome(status="skipped", error=f"only {' and '.join(elsewhere)}: nothing to index here")
     if not drafts and not parsed.attachments:
         return _fail(workspace_id, path, "no text to index", size=len(data), parent_id=parent_id)
     doc_type = classify_doc_type(

@@ -29,9 +29,14 @@ _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "highlight", "parsed-lit
 _DROPPED_DIRECTIVES = {
     "image", "toctree", "include", "raw", "contents", "sectnum", "meta", "index", "literalinclude",
 }  # fmt: skip
-# Text from other files or generated from code (autodoc's auto*, sphinx-click, sphinx-argparse, program output).
-_ELSEWHERE_DIRECTIVES = {"toctree", "include", "literalinclude", "click", "argparse", "program-output",
-                         "command-output"}
+# Directives whose text lives elsewhere, by what a person is told about a page holding nothing else; autodoc's
+# `auto*` directives are documentation generated from code too.
+_ELSEWHERE_DIRECTIVES = {
+    "toctree": "a table of contents", "include": "text included from other files",
+    "literalinclude": "text included from other files", "click": "documentation generated from code",
+    "argparse": "documentation generated from code", "program-output": "documentation generated from code",
+    "command-output": "documentation generated from code",
+}  # fmt: skip
 _ARGUMENT_IS_TEXT = {
     "note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error",
     "admonition", "seealso", "topic", "sidebar", "rubric",
@@ -149,7 +154,9 @@ def parse_rst(stem: str, text: str) -> ParsedDocument:
     if reader.version_directives:
         metadata["version_directives"] = reader.version_directives
     if reader.elsewhere:
-        metadata["elsewhere"] = sorted(reader.elsewhere)
+        # "a table of contents (toctree)", "documentation generated from code (automodule)": said when skipped.
+        metadata["elsewhere"] = [f"{kind} ({', '.join(sorted(names))})"
+                                 for kind, names in sorted(reader.elsewhere.items())]
     return outline_document(title, "rst", blocks, metadata=metadata, metadata_lines=docinfo.lines)
 
 
@@ -165,7 +172,7 @@ class _Reader:
         self.version_directives: list[dict[str, str]] = []
         # Directives whose text lives in other files (a table of contents, an include, autodoc): a page that
         # holds nothing else is skipped, not failed.
-        self.elsewhere: set[str] = set()
+        self.elsewhere: dict[str, set[str]] = {}  # what a person is told -> the directives
 
     def add_heading(self, style: tuple[bool, str], heading: str) -> None:
         if style not in self.styles:
@@ -273,8 +280,9 @@ class _Reader:
             if option := _OPTION_VALUE.match(content.pop(0)):
                 options[option.group(1).lower()] = option.group(2) or ""
         content = _dedented(content)
-        if name in _ELSEWHERE_DIRECTIVES or name.rpartition(":")[2].startswith("auto"):
-            self.elsewhere.add(name)
+        if kind := _ELSEWHERE_DIRECTIVES.get(name) or (
+                "documentation generated from code" if name.rpartition(":")[2].startswith("auto") else None):
+            self.elsewhere.setdefault(kind, set()).add(name)
         if name in _CODE_DIRECTIVES:
             writer.verbatim("\n".join(content))
         elif name in _VERSION_DIRECTIVES and argument:
