@@ -103,15 +103,3 @@ def document_retry_job(*, document: Document, created_by=None) -> IndexingJob | 
     """Index a document again from its page; an attachment goes again with its message, which holds its bytes."""
     target = document.parent if document.parent_id and document.parent.workspace_id == document.workspace_id else document
     return documents_reindex(documents=Document.objects.filter(pk=target.pk), created_by=created_by)
-
-
-def documents_show_paths(shown: dict[int, str]) -> None:
-    """Record the path pages show for each document (relative to the folder it was last ingested from).
-
-    One read for all, then a write only where the path changed: a re-sync of a large unchanged folder
-    is one query here, not one per file.
-    """
-    current = dict(Document.objects.filter(pk__in=list(shown)).values_list("pk", "display_path"))
-    for document_id, display_path in shown.items():
-        if document_id in current and current[document_id] != display_path:
-            Document.objects.filter(pk=document_id).update(display_path=display_path)

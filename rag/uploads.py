@@ -20,10 +20,10 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, transaction
 from django.utils import timezone
 
-from rag.documents import documents_archive, documents_show_paths, documents_unarchive
+from rag.documents import documents_archive, documents_unarchive
 from rag.ingest.parsers import UnsupportedFormat, detect_format
 from rag.ingest.pipeline import file_hash
-from rag.jobs.lifecycle import job_finish_if_done
+from rag.jobs.lifecycle import documents_show_paths, job_finish_if_done
 from rag.jobs.queue import index_send
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.storage import stored_copies_delete, stored_copy_save

@@ -20,7 +20,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from rag.dedup import merge as dedup
-from rag.documents import documents_unarchive
 from rag.embeddings.cache import embed_with_cache, text_hash
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import DocDate, resolve_doc_date
@@ -52,6 +51,7 @@ class IndexOutcome:
     error: str = ""
     note: str = ""  # what was left out (cells past the bound, unread pages, unsupported attachments)
     attachment_ids: tuple[int, ...] = ()  # documents indexed from this one's attachments, to merge too
+    unarchived: bool = False  # an archived document back unchanged: in search again, and owed a merge
 
 
 def content_hash(data: bytes) -> str:
@@ -158,9 +158,11 @@ def _index_bytes(
     digest = content_hash(data)
     existing = Document.objects.filter(workspace_id=workspace_id, path=path).first()
     if existing and existing.content_hash == digest and existing.status == Document.Status.INDEXED:
-        if existing.archived:  # back unchanged since the job was created
-            documents_unarchive(documents=Document.objects.filter(pk=existing.pk))
-        return IndexOutcome(status="unchanged", document_id=existing.pk, chunk_count=existing.chunk_count)
+        # Back unchanged since the job was created: searchable again; the caller merges it (rag.jobs.run).
+        unarchived = bool(existing.archived and Document.objects.filter(pk=existing.pk, archived=True).update(
+            archived=False, updated_at=timezone.now()))
+        return IndexOutcome(status="unchanged", document_id=existing.pk, chunk_count=existing.chunk_count,
+                            unarchived=unarchived)
 
     try:
         parsed = parse_document(Path(path), data, limits=parse_limits(), progress=progress)

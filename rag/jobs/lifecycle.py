@@ -140,3 +140,15 @@ def job_items_merged(*, document_id: int) -> None:
     jobs = IndexingJobItem.objects.filter(document_id=document_id).values("job_id")
     if IndexingJob.objects.filter(pk__in=jobs, finished_at__isnull=False).exclude(Exists(awaiting)).exists():
         search_statistics_refresh()
+
+
+def documents_show_paths(shown: dict[int, str]) -> None:
+    """Record the path pages show for each document (relative to the folder it was last ingested from).
+
+    One read for all, then a write only where the path changed: a re-sync of a large unchanged folder
+    is one query here, not one per file.
+    """
+    current = dict(Document.objects.filter(pk__in=list(shown)).values_list("pk", "display_path"))
+    for document_id, display_path in shown.items():
+        if document_id in current and current[document_id] != display_path:
+            Document.objects.filter(pk=document_id).update(display_path=display_path)

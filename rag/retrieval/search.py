@@ -34,8 +34,8 @@ from django.utils import timezone
 
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
 from licensing.services import has_feature
-from rag import embeddings, metrics
-from rag.retrieval import lexical, vectors
+from rag import embeddings
+from rag.retrieval import lexical, metrics, vectors
 from rag.retrieval.expansion import expansions_for
 from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COUNT_SCRIPT = """
 import sys, django
 django.setup()
-from rag.metrics import VARIANTS_FILTERED
+from rag.retrieval.metrics import VARIANTS_FILTERED
 VARIANTS_FILTERED.inc(int(sys.argv[1]))
 """
 

@@ -249,6 +249,27 @@ def test_ingest_command_rejects_unknown_workspace_and_path(workspace, tmp_path):
         call_command("ingest", str(tmp_path / "missing"), workspace=workspace.slug, sync=True)
 
 
+def test_a_file_archived_while_its_job_waits_returns_unchanged_and_merges_again(
+        workspace, tmp_path, encoder, monkeypatch, django_capture_on_commit_callbacks):
+    """Archived after its job was created (the folder's sync saw it gone meanwhile): running the item
+    brings the document back, unparsed, and its merge is owed as for a newly indexed file."""
+    files = write_corpus(tmp_path / "docs")
+    ingest_sync(workspace, tmp_path / "docs")
+    page = Document.objects.get(path=str(files["page"]))
+    job = indexing_job_create(workspace=workspace, paths=[files["page"]], enqueue=False)
+    item = job.items.get()
+    item.status = "queued"  # as if it had been queued before the archive
+    item.save(update_fields=["status"])
+    documents_archive(documents=Document.objects.filter(pk=page.pk))
+    merged: list[int] = []
+    monkeypatch.setattr("rag.jobs.merging.merge_send", merged.append)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert job_item_run(item_id=item.pk) == "unchanged"
+    page.refresh_from_db()
+    assert not page.archived and merged == [page.pk]
+
+
 def test_job_item_run_twice_changes_nothing(workspace, tmp_path, encoder):
     write_corpus(tmp_path / "docs")
     job = indexing_job_create(workspace=workspace, paths=[tmp_path / "docs"], enqueue=False)
