@@ -4,7 +4,7 @@
 
 One real `celery -A config worker --concurrency 2` on this benchmark's own DATA_DIR
 (var/bench/fault; BENCH_FAULT_DATA_DIR moves it) with its embedded PostgreSQL and Redis,
-and --files generated guides (benchmarks/_ingest_corpus.py, ~9 chunks each). First a run
+and --files generated guides (devkit/ingest_corpus.py, ~9 chunks each). First a run
 without faults, then one run per fault, each into a fresh workspace with an empty
 embedding cache, each compared with the first (devkit/faults.py: documents, chunks per
 document, canonical records and item states identical, every file indexed exactly once,
