@@ -128,7 +128,7 @@ def main() -> int:
     from django.db import connection
 
     from config.launcher import answers_worker_command, metrics_dir_prepare, web_command
-    from tests.llm_server import FakeLLM
+    from devkit.llm_server import FakeLLM
 
     askers, prober = _prepare(args.askers)
     call_command("collectstatic", interactive=False, verbosity=0)

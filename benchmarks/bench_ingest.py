@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ingest.py [--files 215] [--bulk-files 2080] [--keep]
 
-Folders are generated from the demo corpus (benchmarks/_ingest_corpus.py: one
+Folders are generated from the demo corpus (devkit/ingest_corpus.py: one
 chunk per section, every chunk text distinct) under var/bench/ingest, which is
 also this benchmark's own DATA_DIR (its own PostgreSQL and Redis, emptied at
 the start; BENCH_INGEST_DATA_DIR moves it). In order:
@@ -526,7 +526,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     log(f"setting up {DATA_DIR}")
     django_setup()
-    import _ingest_corpus as corpus
+    from devkit import ingest_corpus as corpus
     from django.conf import settings
     from django.db import connection
 

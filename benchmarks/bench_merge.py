@@ -3,7 +3,7 @@
     python benchmarks/bench_merge.py [--sizes 10000 100000] [--incremental-max 10000] [--keep]
 
 Each size gets a fresh workspace of synthetic technical documentation
-(tests/rag/synthetic_corpus.py): families of 3 versions in which 20% of the
+(devkit/synthetic_corpus.py): families of 3 versions in which 20% of the
 sections are carried over with one or two facts changed, the rest written
 afresh. Figures:
 
@@ -53,7 +53,7 @@ def build_workspace(size: int):
     from rag.embeddings import HashingEncoder
     from rag.embeddings.cache import text_hash
     from rag.models import Chunk, Document, Workspace
-    from tests.rag.synthetic_corpus import generate
+    from devkit.synthetic_corpus import generate
 
     Workspace.objects.filter(slug=f"{PREFIX}-{size}").delete()
     workspace = Workspace.objects.create(slug=f"{PREFIX}-{size}", name=f"Merge benchmark {size}")

@@ -5,7 +5,7 @@
 Each page is ~32 lines of the demo corpus's own prose (Markdown files, markup removed), drawn
 at 200, 240 or 300 dpi in Pillow's font or a system serif/sans face, skewed up to 3 degrees,
 blurred, speckled, on greyish paper, and stored as a JPEG of quality 45-75 inside a PDF
-(tests/scans.py). The PDFs go through the product's own reader (parse_document: pdfium
+(devkit/scans.py). The PDFs go through the product's own reader (parse_document: pdfium
 renders each page at OCR_DPI, RapidOCR reads it, lines become paragraphs), so the figure is
 what a user's scan gets. Character accuracy = 1 - edit distance / characters, on text with
 whitespace normalised; pages per second counts only parse_document, one process, engine warm
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from rag.ingest.parsers import parse_document  # noqa: E402
 from rag.ingest.parsers.ocr import ocr_engine  # noqa: E402
-from tests.scans import character_accuracy, damaged_scan  # noqa: E402
+from devkit.scans import character_accuracy, damaged_scan  # noqa: E402
 
 TARGET = 0.97
 TARGET_PREFIX = "TARGET "  # run_all.py's table reads these lines (the format of benchmarks/_setup.target)

@@ -57,8 +57,8 @@ class Machines:
                  username: str) -> None:
         from django.conf import settings
 
-        from tests.faults import PoolWorker
-        from tests.storage_support import WebProcess
+        from devkit.faults import PoolWorker
+        from devkit.machines import WebProcess
 
         self.username = username
         base = DATA_DIR / "machines" / name
@@ -126,7 +126,7 @@ def main() -> int:
     from django.contrib.auth import get_user_model
 
     from rag.models import Workspace
-    from tests.storage_support import S3Server
+    from devkit.machines import S3Server
 
     # A fresh user and workspace per run: earlier runs' documents would make this run's files "unchanged", and a
     # user of several workspaces would upload into the one the web picks for it.

@@ -30,7 +30,7 @@ def one_way(preload: bool, folder: Path, rng: random.Random) -> dict:
 
     from rag.models import EmbeddingCache, IndexingJob, Workspace
     from rag.uploads import indexing_job_create
-    from tests.faults import PoolWorker, wait_job
+    from devkit.faults import PoolWorker, wait_job
 
     worker = PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL, data_dir=DATA_DIR,
                         encoder="minilm", extra_env={"WORKER_PRELOAD_ENCODER": str(preload).lower()})
@@ -55,7 +55,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=40)
     args = parser.parse_args()
     django_setup(encoder="minilm", data_dir=DATA_DIR)
-    from tests.faults import write_corpus
+    from devkit.faults import write_corpus
 
     folder = write_corpus(DATA_DIR / "memory-corpus", files=args.files, seed=7)
     rng = random.Random(5)

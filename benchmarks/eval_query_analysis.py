@@ -3,8 +3,8 @@
     python benchmarks/eval_query_analysis.py
 
 Per ground truth and per kind ("current", "version", "change"): the questions that agree
-with the oracle (tests/rag/test_lineage_query.py, which asserts the same at 95%), then each
-disagreement. Pure text analysis: no database.
+with the oracle (devkit/query_oracle.py; tests/rag/test_lineage_query.py asserts the same at 95%),
+then each disagreement. Pure text analysis: no database.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from tests.rag.test_lineage_query import ORACLE_WORKSPACES, oracle_results
+    from devkit.query_oracle import ORACLE_WORKSPACES, oracle_results
 
     for path in ORACLE_WORKSPACES:
         results = oracle_results(path)

@@ -4,9 +4,9 @@
 
 One real `celery -A config worker --concurrency 2` on this benchmark's own DATA_DIR
 (var/bench/fault; BENCH_FAULT_DATA_DIR moves it) with its embedded PostgreSQL and Redis,
-and --files generated guides (benchmarks/_ingest_corpus.py, ~9 chunks each). First a run
+and --files generated guides (devkit/ingest_corpus.py, ~9 chunks each). First a run
 without faults, then one run per fault, each into a fresh workspace with an empty
-embedding cache, each compared with the first (tests/faults.py: documents, chunks per
+embedding cache, each compared with the first (devkit/faults.py: documents, chunks per
 document, canonical records and item states identical, every file indexed exactly once,
 the broker idle at the end: no task left in limbo):
 
@@ -52,7 +52,7 @@ def finish_run(label: str, workspace, job, started: float, timeout: float, on_ti
     from django.db.models import Sum
 
     from rag.models import IndexingJobItem
-    from tests.faults import snapshot, wait_job
+    from devkit.faults import snapshot, wait_job
 
     try:
         wait_job(job.pk, timeout=timeout, on_tick=on_tick)
@@ -110,7 +110,7 @@ def main() -> int:
     django_setup(encoder=args.encoder, data_dir=DATA_DIR)
     from django.conf import settings
 
-    from tests.faults import Beat, PoolWorker, compare, write_corpus
+    from devkit.faults import Beat, PoolWorker, compare, write_corpus
 
     folder = write_corpus(DATA_DIR / "corpus", files=args.files)
     # The reaper every 5 s instead of 60: a lost message comes back within seconds, not a minute.

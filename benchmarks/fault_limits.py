@@ -2,7 +2,7 @@
 
     python benchmarks/fault_limits.py [--good 100] [--each 5]
 
-A real worker of 2 pool processes running `tests.rag.fault_app` (the real app and tasks;
+A real worker of 2 pool processes running `devkit.fault_app` (the real app and tasks;
 files named transient*/slow*/stuck* fail on cue, limits cut to 2 s soft / 4 s hard and
 2 retries so that the run takes a minute, not hours) indexes --good ordinary files with
 --each files of every faulty kind mixed in. Printed: seconds until the job is final, the
@@ -35,8 +35,8 @@ def main() -> int:
     from rag.jobs.tasks import index_document
     from rag.models import IndexingJob, IndexingJobItem, Workspace
     from rag.uploads import indexing_job_create
-    from tests.faults import PoolWorker, wait_job, write_corpus
-    from tests.rag.fault_app import TIME_LIMITS
+    from devkit.faults import PoolWorker, wait_job, write_corpus
+    from devkit.fault_app import TIME_LIMITS
 
     index_document.soft_time_limit, index_document.time_limit = TIME_LIMITS  # they travel in the message
     index_document._exec_options = None  # Celery caches a task's send options at its first send
@@ -45,7 +45,7 @@ def main() -> int:
         for number in range(args.each):
             (folder / f"{kind}-{number}.md").write_text(f"# {kind} {number}\n\nA file that fails on cue.\n")
     worker = PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL, data_dir=DATA_DIR,
-                        encoder="hashing", app="tests.rag.fault_app")
+                        encoder="hashing", app="devkit.fault_app")
     try:
         worker.wait_full(timeout=300)
         Workspace.objects.filter(slug="fault-limits").delete()

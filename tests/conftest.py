@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from devkit.faults import QUEUES, PoolWorker
 from tests.factories import UserFactory, WorkspaceFactory
-from tests.faults import QUEUES, PoolWorker
 from tests.licensing.factories import TEST_DEVELOPMENT_KEY
 
 

@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from rag.ingest.parsers import parse_document  # noqa: E402
-from tests.rag.format_files import with_custom_property  # noqa: E402
-from tests.scans import scanned_page  # noqa: E402
+from devkit.format_files import with_custom_property  # noqa: E402
+from devkit.scans import scanned_page  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 FILES = HERE / "files"

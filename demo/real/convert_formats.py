@@ -10,7 +10,7 @@ per section, a paragraph per paragraph, core properties title and modified = the
 mtime), .pptx (a slide per section, long sections over several slides, modified = mtime),
 .eml (the HTML body with the section headings; Date = mtime), scan (an image-only PDF: the text
 printed on A4 pages at 11 pt, 200 dpi, skewed up to 1.5 degrees, blurred, speckled, JPEG quality 65,
-as tests/scans.py draws them; dates only from mtime, as a scanner gives none). OCR reads about a
+as devkit/scans.py draws them; dates only from mtime, as a scanner gives none). OCR reads about a
 page every 10 CPU-seconds, so --scan-max-characters N scans only the answer files of the ground
 truth up to N characters and keeps every other file as it is (a mixed corpus: the same questions,
 their answers on scanned pages). OUT/<format>/ then holds
@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from rag.ingest.parsers import ParsedDocument, ParseError, parse_document  # noqa: E402
-from tests.scans import SYSTEM_FONTS, scanned_page, scanned_pdf  # noqa: E402
+from devkit.scans import SYSTEM_FONTS, scanned_page, scanned_pdf  # noqa: E402
 
 PAGE_CHARACTERS = 3000
 SLIDE_CHARACTERS = 1500  # more text than this goes on the next slide of the same title

@@ -11,8 +11,8 @@ from rag import embeddings
 from rag.dedup.merge import workspace_merge
 from rag.jobs.run import job_item_run
 from rag.uploads import indexing_job_create
+from devkit.llm_server import FakeLLM
 from tests.licensing.factories import LicenseFactory
-from tests.llm_server import FakeLLM
 
 V2 = """---
 title: Lumen API Reference 2.0

@@ -13,7 +13,7 @@ from rag.lineage.labels import version_key
 from rag.models import Chunk, Contradiction, Document
 from chat.search import search_for_chat
 from rag.sentences import split_sentences
-from tests.llm_server import FakeLLM
+from devkit.llm_server import FakeLLM
 from tests.rag.retrieval_helpers import encoder, minilm  # noqa: F401 (the real MiniLM encoder, as fixtures)
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from chat import services
 from chat.citations import citation_compliance
 from chat.models import Conversation, Message
 from chat.selectors import citation_compliance_by_week
-from tests.llm_server import FakeLLM
+from devkit.llm_server import FakeLLM
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,8 @@ from rag.llm import LLMError, stream_chat
 from chat.models import Message
 from chat.prompts import llm_messages
 from chat.search import search_for_chat
+from devkit.llm_server import FakeLLM
 from tests.chat.conftest import index_folder
-from tests.llm_server import FakeLLM
 
 QUESTION = "How many requests per minute may an API key send?"
 INJECTION = """---

@@ -11,10 +11,10 @@ import pytest
 from django.core.management import call_command
 
 from rag.models import Contradiction, Document, Workspace
+from devkit.synthetic_corpus import _revise, _section, generate, write_markdown
 from tests.conftest import WorkerProcess
 from tests.factories import WorkspaceFactory
 from tests.rag.dedup_support import assert_invariants, partition
-from tests.rag.synthetic_corpus import _revise, _section, generate, write_markdown
 
 
 def _wait_until_idle(workers, timeout: float = 120) -> None:

@@ -12,11 +12,11 @@ from django.core.management import call_command
 
 from rag.models import Chunk, Document, IndexingJob
 from rag.jobs.run import job_item_run
+from devkit.format_files import write_docx, write_eml, write_huge_xlsx, write_odt, write_pptx, write_xlsx
+from devkit.scans import PAGE_TEXT, image_bytes, scanned_page
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.test_pipeline import encoder, ingest_sync  # noqa: F401 - encoder is a fixture
 from tests.rag.test_uploads import _run, _upload
-from tests.scans import PAGE_TEXT, image_bytes, scanned_page
-from tests.rag.format_files import write_docx, write_eml, write_huge_xlsx, write_odt, write_pptx, write_xlsx
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from rag.jobs.lifecycle import job_finish_if_done, job_item_claim, job_item_fail
 from rag.jobs.reaper import job_items_reap
 from rag.jobs.run import job_item_run
 from rag.models import IndexingJob, IndexingJobItem
-from tests.faults import broker_purge
+from devkit.faults import broker_purge
 
 pytestmark = pytest.mark.django_db
 

@@ -224,7 +224,7 @@ def test_ingest_command_sync_merges_versions_in_process_and_queues_nothing(
     from config.celery import app
     from rag.dedup.merge import workspace_merge
     from rag.models import CanonicalRecord
-    from tests.rag.synthetic_corpus import generate, write_markdown
+    from devkit.synthetic_corpus import generate, write_markdown
 
     write_markdown(generate(chunks=40, sections_per_document=5, duplicate_share=0.5, seed=3), tmp_path / "docs")
     with app.connection_for_write() as conn:

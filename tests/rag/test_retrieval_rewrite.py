@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 
 from rag.retrieval import search
-from tests.llm_server import FakeLLM
+from devkit.llm_server import FakeLLM
 from tests.rag.factories import ChunkFactory, DocumentFactory
 from tests.rag.retrieval_helpers import options
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)

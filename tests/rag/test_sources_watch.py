@@ -11,8 +11,8 @@ from django.utils import timezone
 from rag.models import IndexingJob, Source
 from rag.sources.services import source_add
 from rag.sources.watch import sources_touched, sources_watch, watched_folders
+from devkit.faults import broker_purge
 from tests.factories import WorkspaceFactory
-from tests.faults import broker_purge
 
 
 def _until(condition, timeout: float = 30) -> bool:

@@ -19,7 +19,7 @@ from rag.storage import (
     stored_name,
 )
 from rag.upload_limits import workspace_storage_used
-from tests.storage_support import BUCKET, S3Server
+from devkit.machines import BUCKET, S3Server
 
 pytestmark = pytest.mark.django_db
 

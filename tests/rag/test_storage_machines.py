@@ -14,10 +14,10 @@ from celery import current_app
 from django.conf import settings
 
 from rag.models import Document, IndexingJob, IndexingJobItem
+from devkit.faults import PoolWorker
+from devkit.machines import S3Server, WebProcess
 from tests.conftest import _test_database_url
 from tests.factories import UserFactory, WorkspaceFactory
-from tests.faults import PoolWorker
-from tests.storage_support import S3Server, WebProcess
 
 pytestmark = [pytest.mark.multi_machine, pytest.mark.worker]
 

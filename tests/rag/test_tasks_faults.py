@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from rag.jobs.tasks import index_document
 from rag.models import IndexingJob, IndexingJobItem, Workspace
 from rag.uploads import indexing_job_create
-from tests.faults import compare, snapshot, wait_job, write_corpus
+from devkit.faults import compare, snapshot, wait_job, write_corpus
 
 pytestmark = [pytest.mark.worker, pytest.mark.usefixtures("transactional_db")]
 
@@ -30,13 +30,13 @@ def _run(folder: Path, slug: str, *, on_tick=None) -> tuple[dict, IndexingJob]:
 
 
 def test_given_up_and_timed_out_items_fail_with_their_reasons_and_the_job_ends(start_processes, tmp_path, capsys, monkeypatch):
-    from tests.rag.fault_app import TIME_LIMITS
+    from devkit.fault_app import TIME_LIMITS
 
     # The sender writes the time limits into each message, so this process must know them too.
     monkeypatch.setattr(index_document, "soft_time_limit", TIME_LIMITS[0])
     monkeypatch.setattr(index_document, "time_limit", TIME_LIMITS[1])
     monkeypatch.setattr(index_document, "_exec_options", None)  # Celery caches the options of the first send
-    worker = start_processes(app="tests.rag.fault_app")
+    worker = start_processes(app="devkit.fault_app")
     worker.wait_full()
     folder = tmp_path / "docs"
     folder.mkdir()

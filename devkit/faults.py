@@ -19,6 +19,8 @@ from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
+from devkit.ingest_corpus import generate, write_folder
+
 ROOT = Path(__file__).resolve().parent.parent
 QUEUES = "default,ingest,merge"  # what config.launcher starts
 
@@ -148,14 +150,9 @@ class Beat:
 
 
 def write_corpus(root: Path, *, files: int, seed: int = 13) -> Path:
-    """`files` guides under root: generated (benchmarks/_ingest_corpus.py, ~9 one-chunk sections each),
+    """`files` guides under root: generated (devkit/ingest_corpus.py, ~9 one-chunk sections each),
     every fourth of them a copy of another with a line added, so that merging builds canonical records."""
     from django.conf import settings
-
-    # benchmarks/ is no package (and site-packages holds an unrelated "benchmarks"): found by path.
-    if str(ROOT / "benchmarks") not in sys.path:
-        sys.path.append(str(ROOT / "benchmarks"))
-    from _ingest_corpus import generate, write_folder
 
     shutil.rmtree(root, ignore_errors=True)  # exactly these files, whatever an earlier run left
     copies = files // 4

@@ -1,6 +1,6 @@
 """The multi-machine shape on one machine, shared by tests/rag/test_storage_machines.py and benchmarks/bench_storage.py:
 a real S3-compatible server on loopback (moto's server mode) and a web process (gunicorn) in its own DATA_DIR.
-Workers are tests.faults.PoolWorker processes in DATA_DIRs of their own."""
+Workers are devkit.faults.PoolWorker processes in DATA_DIRs of their own."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import boto3
 import requests
 from moto.server import ThreadedMotoServer
 
-from tests.faults import ROOT
+from devkit.faults import ROOT
 
 BUCKET = "docent-test"
 # moto accepts any key pair; the processes read these from the environment, as boto3 does anywhere.

@@ -1,4 +1,4 @@
-"""Generated folders of product documentation for bench_ingest.py, varied from the demo corpus.
+"""Generated folders of product documentation, varied from the demo corpus (bench_ingest.py, faults.write_corpus).
 
 Each generated file is one product's guide: a short introduction and 6-12 top-level
 sections. A section is a demo section (its heading and body, the body cut at a

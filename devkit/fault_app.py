@@ -1,4 +1,4 @@
-"""`celery -A tests.rag.fault_app worker`: the real app and tasks, with faults injected by file name.
+"""`celery -A devkit.fault_app worker`: the real app and tasks, with faults injected by file name.
 
 Files named `transient*` raise a database error on every try (retried, then given up), `slow*`
 outlast the soft time limit, `stuck*` ignore it as native code would (only the hard limit ends
