@@ -6,7 +6,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from config.celery import _redis, ping
+from config.celery import ping
+from rag.jobs.broker import broker_client
 
 
 @pytest.mark.django_db
@@ -21,7 +22,7 @@ def test_embedded_postgres_has_pgvector_and_all_migrations():
 
 
 def test_embedded_redis_answers():
-    client = _redis()
+    client = broker_client()
     assert client.ping()
     client.set("docent:test:key", "value", ex=10)
     assert client.get("docent:test:key") == b"value"
