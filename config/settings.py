@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    "config",  # `manage.py services`: the embedded services of this DATA_DIR
     "licensing",
     "rag",
     "chat",
