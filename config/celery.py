@@ -1,4 +1,8 @@
-"""The Celery app: `celery -A config worker` starts a worker."""
+"""The Celery app: `celery -A config worker` starts a worker, `celery -A config beat` the scheduler.
+
+Loading the app starts nothing (config/__init__.py loads it with the settings); a worker or
+beat process starts or finds the embedded services when it starts (`_services_start`).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ import threading
 import time
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import beat_init, worker_init, worker_process_init, worker_ready, worker_shutdown
+
+from config.services import services_start
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -27,6 +33,13 @@ logger = logging.getLogger(__name__)
 _stop_heartbeat = threading.Event()
 # torch threads a pool process uses; the parent loads the model on one thread (see _preload_encoder).
 _pool_process_threads: int | None = None
+
+
+@worker_init.connect
+@beat_init.connect
+def _services_start(**kwargs) -> None:
+    """Before the worker or beat talks to the broker or the database; connected first, so before the encoder preload."""
+    services_start()
 
 
 def _process_running(pid: int) -> bool:
