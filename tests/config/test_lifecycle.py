@@ -78,11 +78,12 @@ def _wait_until(condition, timeout: float = 20) -> bool:
 
 def _nothing_started(data_dir: Path) -> bool:
     """No server, watchdog or lease of this DATA_DIR: settings wrote their key and static folder, nothing more."""
-    return {path.name for path in data_dir.iterdir()} <= {"secret_key", "staticfiles"} and not _processes_under(data_dir)
+    written = {path.name for path in data_dir.iterdir()}
+    return written <= {"secret_key", "staticfiles"} and not _processes_under(data_dir)
 
 
-@pytest.mark.parametrize("command", [["check"], ["makemigrations", "--check", "--dry-run"], ["help"], ["ingest", "--help"]],
-                         ids=" ".join)
+@pytest.mark.parametrize("command", [["check"], ["makemigrations", "--check", "--dry-run"], ["help"],
+                                     ["ingest", "--help"]], ids=" ".join)
 def test_a_command_that_needs_no_database_starts_no_server(services_tmp_path, command):
     data_dir = services_tmp_path / "fresh"
     result = _manage(data_dir, *command)
@@ -94,8 +95,9 @@ def test_a_command_that_needs_no_database_starts_no_server(services_tmp_path, co
 def test_importing_the_settings_starts_nothing(services_tmp_path):
     data_dir = services_tmp_path / "fresh"
     environ = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-    result = subprocess.run([sys.executable, "-c", "from config import settings; print(settings.DATABASE_URL, settings.REDIS_URL)"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120, env={**environ, "DATA_DIR": str(data_dir)})
+    script = "from config import settings; print(settings.DATABASE_URL, settings.REDIS_URL)"
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={**environ, "DATA_DIR": str(data_dir)})
     assert result.returncode == 0, result.stderr
     # Where the services will be, computed: the processes that use them start them (config.services.services_start).
     assert result.stdout.split() == [f"postgresql://postgres@/docent?host={data_dir / 'pg'}",
