@@ -21,6 +21,9 @@ def django_setup(*, encoder: str = "minilm", data_dir: Path | None = None) -> No
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
+    from config.services import services_start
+
+    services_start()
     django.setup()
     from django.core.management import call_command
 

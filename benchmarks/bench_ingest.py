@@ -206,7 +206,7 @@ class Worker:
         )
 
     def wait_ready(self, timeout: float = 120) -> None:
-        from config.celery import live_workers
+        from rag.jobs.broker import live_workers
 
         deadline = time.monotonic() + timeout
         while self.name not in live_workers():
@@ -530,7 +530,7 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from config.celery import live_workers
+    from rag.jobs.broker import live_workers
 
     if stray := live_workers():
         print(f"bench_ingest: workers of an earlier run still serve {DATA_DIR}: {', '.join(stray)}; stop them "

@@ -78,8 +78,8 @@ def ingest_workers(corpus: Path, names: list[str], *, slug: str, workers: int) -
     from django.conf import settings
 
     from bench_ingest import queues_drained, queues_purge
-    from config.celery import live_workers
     from config.launcher import worker_command
+    from rag.jobs.broker import live_workers
     from rag.models import IndexingJob, Workspace
     from rag.uploads import indexing_job_create
 

@@ -80,11 +80,11 @@ def fault_at(moments: list[float], fault) -> callable:
 
 
 def restart_redis() -> float:
-    from config.services import embedded_redis_url, stop_embedded
+    from config.services import embedded_redis_start, stop_embedded
 
     started = time.monotonic()
     stop_embedded(DATA_DIR, database=False, redis_server=True)
-    embedded_redis_url(DATA_DIR)
+    embedded_redis_start(DATA_DIR)
     return time.monotonic() - started
 
 

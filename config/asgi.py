@@ -1,6 +1,11 @@
+"""The ASGI application: the embedded services start (or are found) first, as for the WSGI one."""
+
 import os
 
 from django.core.asgi import get_asgi_application
 
+from config.services import services_start
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+services_start()
 application = get_asgi_application()

@@ -1,10 +1,12 @@
-"""The Celery app: `celery -A config worker` starts a worker."""
+"""The Celery app: `celery -A config worker` starts a worker, `celery -A config beat` the scheduler.
+
+Loading the app starts nothing (config/__init__.py loads it with the settings); a worker or
+beat process starts or finds the embedded services when it starts (`_services_start`).
+"""
 
 from __future__ import annotations
 
-import base64
 import gc
-import json
 import logging
 import os
 import socket
@@ -13,7 +15,9 @@ import threading
 import time
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import beat_init, worker_init, worker_process_init, worker_ready, worker_shutdown
+
+from config.services import services_start
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -26,63 +30,16 @@ app.autodiscover_tasks(["rag.sources"])  # rag.sources.tasks: syncing folder and
 
 logger = logging.getLogger(__name__)
 
-HEARTBEAT_KEY = "docent:workers"
-# name -> "live/size": pool processes up and pool processes configured, written with each heartbeat.
-POOL_KEY = "docent:workers:pools"
 _stop_heartbeat = threading.Event()
 # torch threads a pool process uses; the parent loads the model on one thread (see _preload_encoder).
 _pool_process_threads: int | None = None
 
 
-def _redis():
-    import redis
-    from django.conf import settings
-
-    return redis.Redis.from_url(settings.REDIS_URL.replace("redis+socket://", "unix://"))
-
-
-def live_workers() -> list[str]:
-    """Workers whose heartbeat is fresh; cheap enough for every /healthz call."""
-    from django.conf import settings
-
-    client = _redis()
-    cutoff = time.time() - 3 * settings.WORKER_HEARTBEAT_SECONDS
-    client.zremrangebyscore(HEARTBEAT_KEY, "-inf", cutoff)
-    return [name.decode() for name in client.zrangebyscore(HEARTBEAT_KEY, cutoff, "+inf")]
-
-
-def worker_pools() -> dict[str, tuple[int, int]]:
-    """(live pool processes, configured pool processes) of each worker with a fresh heartbeat."""
-    names = live_workers()
-    if not names:
-        return {}
-    strengths = _redis().hmget(POOL_KEY, names)
-    pools = {}
-    for name, strength in zip(names, strengths):
-        live, _, size = (strength or b"0/0").decode().partition("/")
-        pools[name] = (int(live), int(size or 0))
-    return pools
-
-
-def broker_task_args(task_name: str) -> set[tuple]:
-    """The arguments of every `task_name` message Redis holds: waiting in a queue, or delivered
-    and not yet acknowledged (running, or held for a retry's countdown). What is not here was lost."""
-    from django.conf import settings
-
-    client = _redis()
-    queues = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {settings.CELERY_TASK_DEFAULT_QUEUE}
-    messages = [json.loads(raw) for queue in queues for key in client.scan_iter(match=f"{queue}*")
-                if client.type(key) == b"list" for raw in client.lrange(key, 0, -1)]
-    messages += [json.loads(raw)[0] for raw in client.hvals("unacked")]  # [message, exchange, routing key]
-    found = set()
-    for message in messages:
-        if message.get("headers", {}).get("task") != task_name:
-            continue
-        body = message["body"]
-        if message.get("properties", {}).get("body_encoding") == "base64":
-            body = base64.b64decode(body)
-        found.add(tuple(json.loads(body)[0]))
-    return found
+@worker_init.connect
+@beat_init.connect
+def _services_start(**kwargs) -> None:
+    """Before the worker or beat talks to the broker or the database; connected first, so before the encoder preload."""
+    services_start()
 
 
 def _process_running(pid: int) -> bool:
@@ -113,12 +70,13 @@ def pool_strength(pool) -> tuple[int, int]:
 def _heartbeat(name: str, pool) -> None:
     from django.conf import settings
 
+    # import here: this module loads with the settings, before Django's apps; the worker is ready long after.
+    from rag.jobs.broker import worker_heartbeat
+
     while not _stop_heartbeat.is_set():
         try:
             live, size = pool_strength(pool)
-            client = _redis()
-            client.hset(POOL_KEY, name, f"{live}/{size}")
-            client.zadd(HEARTBEAT_KEY, {name: time.time()})
+            worker_heartbeat(name, live=live, size=size)
         except Exception:  # the broker may blink; the next beat retries
             pass
         _stop_heartbeat.wait(settings.WORKER_HEARTBEAT_SECONDS)
@@ -136,9 +94,11 @@ def _end_heartbeat(sender=None, **kwargs) -> None:
     _stop_heartbeat.set()
     name = getattr(sender, "hostname", None)
     if name:
+        # import here: this module loads with the settings, before Django's apps (see _heartbeat).
+        from rag.jobs.broker import worker_heartbeat_end
+
         try:
-            _redis().zrem(HEARTBEAT_KEY, name)
-            _redis().hdel(POOL_KEY, name)
+            worker_heartbeat_end(name)
         except Exception:
             pass
 

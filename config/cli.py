@@ -1,9 +1,11 @@
-"""manage.py's entry point: every command finds its schema, and leaves no embedded service behind.
+"""manage.py's entry point: every command finds its services and schema, and leaves no embedded service behind.
 
-A command on a fresh or un-migrated DATA_DIR migrates the embedded database (what
-`make run` would do) or, against an external DATABASE_URL, says in one line what to
-run. At exit, a command stops the embedded services that commands started once no
-other process uses them (config/services.py: embedded_release).
+A command that talks to the database starts (or finds) the embedded services; one that
+does not (`check`, `makemigrations`, `help`, ...) starts nothing. A command on a fresh or
+un-migrated DATA_DIR migrates the embedded database (what `make run` would do) or,
+against an external DATABASE_URL, says in one line what to run. At exit, a command stops
+the embedded services that commands started once no other process uses them
+(config/services.py: embedded_release).
 """
 
 from __future__ import annotations
@@ -11,9 +13,20 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 
-from config.services import ROLE_ENV, START_ENV, embedded_release
+from django.conf import settings
 
+from config.services import ROLE_ENV, embedded_release, lease_held, services_start
+
+# Commands that open no database or broker connection: they start no embedded service.
+SERVICE_FREE_COMMANDS = {
+    "check", "collectstatic", "compilemessages", "diffsettings", "findstatic", "help", "makemessages",
+    "makemigrations", "optimizemigration", "sendtestemail", "services", "startapp", "startproject", "version",
+}
+# ... unless given these options: `check --database` runs the database's checks, `makemigrations --update`
+# reads the applied migrations.
+CONNECTING_OPTIONS = {"check": "--database", "makemigrations": "--update"}
 # Commands that run without Docent's tables (or create them).
 SCHEMA_FREE_COMMANDS = {
     "check", "collectstatic", "compilemessages", "dbshell", "diffsettings", "findstatic", "flush",
@@ -30,7 +43,6 @@ def _fail(message: str) -> None:
 
 def schema_ensure(*, say=None) -> None:
     """Migrate the embedded database if it lacks migrations; refuse an external one with one line."""
-    from django.conf import settings
     from django.core.management import call_command
     from django.db import OperationalError, connection
     from django.db.migrations.executor import MigrationExecutor
@@ -50,12 +62,19 @@ def schema_ensure(*, say=None) -> None:
     call_command("migrate", interactive=False, verbosity=0)
 
 
-def _release() -> None:
-    from django.conf import settings
+def services_needed(argv: list[str]) -> bool:
+    """Whether the command opens a connection, so that the embedded services must run first."""
+    command, options = (argv[1] if len(argv) > 1 else "help"), argv[2:]
+    if command.startswith("-") or {"-h", "--help"} & set(options):
+        return False
+    connecting = CONNECTING_OPTIONS.get(command)
+    if connecting and any(option.split("=")[0] == connecting for option in options):
+        return True
+    return command not in SERVICE_FREE_COMMANDS
 
-    if os.environ.get(ROLE_ENV) != "command" or not settings.configured:
-        return
-    if not (settings.EMBEDDED_DATABASE or settings.EMBEDDED_REDIS) or os.environ.get(START_ENV) == "false":
+
+def _release() -> None:
+    if os.environ.get(ROLE_ENV) != "command" or not lease_held():
         return
     from django.db import connections
 
@@ -71,17 +90,21 @@ def main(argv: list[str]) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault(ROLE_ENV, "command")
     command = argv[1] if len(argv) > 1 else "help"
-    if command == "services":
-        os.environ[START_ENV] = "false"  # looking at the services must not start them
     signal.signal(signal.SIGTERM, _terminate)
     from django.core.management import execute_from_command_line
 
     try:
-        if command not in SCHEMA_FREE_COMMANDS and not command.startswith("-"):
-            import django
+        if services_needed(argv):
+            services_start()
+            if command not in SCHEMA_FREE_COMMANDS:
+                import django
 
-            django.setup()
-            schema_ensure()
+                django.setup()
+                schema_ensure()
+        elif command == "makemigrations" and settings.EMBEDDED_DATABASE:
+            # Its history check reads the database if it can; a stopped embedded one holds nothing to
+            # disagree with (migrate checks it when it runs), so Django's warning that it could not look is noise.
+            warnings.filterwarnings("ignore", "Got an error checking a consistent migration history", RuntimeWarning)
         execute_from_command_line(argv)
     finally:
         _release()

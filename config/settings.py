@@ -11,14 +11,7 @@ import environ
 
 from config.file_storage import file_storage_config
 from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
-from config.services import (
-    START_ENV,
-    ServiceError,
-    client_register,
-    embedded_database_url,
-    embedded_redis_url,
-    ensure_data_dir,
-)
+from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -67,18 +60,12 @@ _memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
 EMBEDDED_PG_SHARED_BUFFERS = env.str("EMBEDDED_PG_SHARED_BUFFERS", default="") or f"{max(128, min(1024, _memory_mb // 4))}MB"
 if not re.fullmatch(r"\d+(kB|MB|GB)", EMBEDDED_PG_SHARED_BUFFERS):
     _fail(f"EMBEDDED_PG_SHARED_BUFFERS={EMBEDDED_PG_SHARED_BUFFERS!r} is not a size such as 512MB or 1GB")
-# Embedded services start on first use; `manage.py services` only looks at them.
-_start_services = env.bool(START_ENV, default=True)
+# Where the services are, nothing more: the processes that use them start the embedded ones
+# (config.services.services_start), so importing the settings never spawns a server.
 EMBEDDED_DATABASE = not env.str("DATABASE_URL", default="")
 EMBEDDED_REDIS = not env.str("REDIS_URL", default="")
-if _start_services and (EMBEDDED_DATABASE or EMBEDDED_REDIS):
-    client_register(DATA_DIR)  # before they start: a command leaving now must see that they are in use
-try:
-    DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(
-        DATA_DIR, tuning={"shared_buffers": EMBEDDED_PG_SHARED_BUFFERS}, start=_start_services)
-    REDIS_URL = env.str("REDIS_URL", default="") or embedded_redis_url(DATA_DIR, start=_start_services)
-except ServiceError as exc:
-    _fail(str(exc))
+DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(DATA_DIR)
+REDIS_URL = env.str("REDIS_URL", default="") or embedded_redis_url(DATA_DIR)
 
 DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
@@ -99,6 +86,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    "config",  # `manage.py services`: the embedded services of this DATA_DIR
     "licensing",
     "rag",
     "chat",

@@ -6,17 +6,20 @@ templates compiled, the sentence splitter's rules built and the query encoder's
 ONNX export on disk; each process builds its onnxruntime session after the fork
 (config/web_server.py). Torch is never imported here: questions are encoded by ONNX. Measured on the demo: without it the first answer
 took 1.75x the median of the next nine (model aside: ~0.6 s of imports, ~0.7 s of
-regex compiling).
+regex compiling). The embedded services start (or are found) first: the warm-up and
+every request need them, and settings only say where they are.
 """
 
 import os
 
 from django.core.wsgi import get_wsgi_application
 
+from config.services import services_start
 from rag.embeddings import query_encoder_prepare
 from rag.sentences import sentence_spans
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+services_start()  # in gunicorn's master under --preload: its web processes share its lease
 application = get_wsgi_application()
 
 

@@ -76,7 +76,7 @@ class PoolWorker:
         )
 
     def strength(self) -> tuple[int, int]:
-        from config.celery import worker_pools
+        from rag.jobs.broker import worker_pools
 
         return worker_pools().get(self.name, (0, self.concurrency))
 

@@ -235,3 +235,26 @@ def test_the_chat_rule_sees_a_reach_into_rag():
         "chat.extractive:6 imports rag.embeddings.cache (use rag.embeddings)",
         "chat.views:7 imports rag.models.documents (use rag.models)",
     ]
+
+
+# config sits on top: its entry points (urls, wsgi, asgi, web_server, launcher, cli, health, the Celery app's
+# worker hooks) call down into the apps, and the apps reach settings only through django.conf.settings, never
+# by importing config. The broker's keys and queries live in rag.jobs.broker, `manage.py services` in config.
+APPS_BELOW_CONFIG = ("rag", "chat", "licensing", "evaluation")
+
+
+def apps_importing_config(imports: list[Import]) -> list[str]:
+    return sorted({f"{found.importer}:{found.line} imports {found.target}" for found in imports
+                   if found.importer.split(".")[0] in APPS_BELOW_CONFIG and found.target.split(".")[0] == "config"})
+
+
+def test_no_app_imports_config():
+    assert apps_importing_config(project_imports()) == []
+
+
+def test_the_config_rule_sees_an_app_importing_config():
+    imports = [Import("rag.jobs.reaper", "config.celery", 16, False, False),
+               Import("chat.views", "config", 3, True, True),
+               Import("config.health", "rag.jobs.broker", 13, False, False),
+               Import("evaluation.retrieval", "rag.retrieval", 9, False, False)]
+    assert apps_importing_config(imports) == ["chat.views:3 imports config", "rag.jobs.reaper:16 imports config.celery"]

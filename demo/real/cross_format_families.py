@@ -32,6 +32,9 @@ def main() -> int:
 
     import django
 
+    from config.services import services_start
+
+    services_start()
     django.setup()  # the models can be imported only after this
     from django.core.management import CommandError, call_command
 

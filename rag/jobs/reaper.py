@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.celery import broker_task_args
+from rag.jobs.broker import broker_task_args
 from rag.jobs.lifecycle import UNFINISHED, item_fail_locked, job_finish_if_done, lost_reason
 from rag.jobs.queue import INDEX_DOCUMENT, MERGE_DOCUMENT, index_send, merge_send
 from rag.models import IndexingJob, IndexingJobItem

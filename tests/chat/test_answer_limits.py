@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from chat import services
 from chat.models import Conversation, Message
-from config.celery import broker_task_args
+from rag.jobs.broker import broker_task_args
 
 QUESTION = "How many requests per minute may an API key send?"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from config.services import clients, embedded_database_url, embedded_redis_url, postgres_pid, redis_pid
+from config.services import clients, embedded_database_start, embedded_redis_start, postgres_pid, redis_pid
 from tests.config.conftest import services_folder, services_folder_remove
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def data_dir():
     folder.rmdir()  # the first test wants a DATA_DIR that does not exist yet
     yield folder
     services_folder_remove(folder)
-    if runtime is None:  # embedded_database_url sets it
+    if runtime is None:  # embedded_database_start sets it
         os.environ.pop("XDG_RUNTIME_DIR", None)
     else:
         os.environ["XDG_RUNTIME_DIR"] = runtime
@@ -76,6 +76,35 @@ def _wait_until(condition, timeout: float = 20) -> bool:
     return True
 
 
+def _nothing_started(data_dir: Path) -> bool:
+    """No server, watchdog or lease of this DATA_DIR: settings wrote their key and static folder, nothing more."""
+    written = {path.name for path in data_dir.iterdir()}
+    return written <= {"secret_key", "staticfiles"} and not _processes_under(data_dir)
+
+
+@pytest.mark.parametrize("command", [["check"], ["makemigrations", "--check", "--dry-run"], ["help"],
+                                     ["ingest", "--help"]], ids=" ".join)
+def test_a_command_that_needs_no_database_starts_no_server(services_tmp_path, command):
+    data_dir = services_tmp_path / "fresh"
+    result = _manage(data_dir, *command)
+    assert result.returncode == 0, result.stderr
+    assert "Warning" not in result.stderr  # makemigrations does not complain that it could not read the history
+    assert _nothing_started(data_dir), sorted(data_dir.iterdir())
+
+
+def test_importing_the_settings_starts_nothing(services_tmp_path):
+    data_dir = services_tmp_path / "fresh"
+    environ = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    script = "from config import settings; print(settings.DATABASE_URL, settings.REDIS_URL)"
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={**environ, "DATA_DIR": str(data_dir)})
+    assert result.returncode == 0, result.stderr
+    # Where the services will be, computed: the processes that use them start them (config.services.services_start).
+    assert result.stdout.split() == [f"postgresql://postgres@/docent?host={data_dir / 'pg'}",
+                                     f"redis+socket://{data_dir / 'redis' / 'redis.sock'}"]
+    assert _nothing_started(data_dir), sorted(data_dir.iterdir())
+
+
 def test_a_command_stops_what_it_started_and_leaves_what_it_found(data_dir):
     # A fresh DATA_DIR: the command starts both services, migrates in one line, works, and stops them.
     result = _manage(data_dir, "workspace", "create", "handbook")
@@ -86,8 +115,8 @@ def test_a_command_stops_what_it_started_and_leaves_what_it_found(data_dir):
     assert _wait_until(lambda: not _processes_under(data_dir)), _processes_under(data_dir)
 
     # Services someone else started (here: this test, like a test run or a worker started by hand) stay up.
-    embedded_database_url(data_dir)
-    embedded_redis_url(data_dir)
+    embedded_database_start(data_dir)
+    embedded_redis_start(data_dir)
     running = postgres_pid(data_dir), redis_pid(data_dir)
     result = _manage(data_dir, "workspace", "list")
     assert result.returncode == 0 and "handbook" in result.stdout, result.stderr
@@ -211,8 +240,8 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
 
 # Last: it deletes the module's DATA_DIR.
 def test_a_deleted_data_dir_leaves_no_server_running(data_dir):
-    url = embedded_database_url(data_dir)
-    embedded_redis_url(data_dir)
+    url = embedded_database_start(data_dir)
+    embedded_redis_start(data_dir)
     pids = [postgres_pid(data_dir), redis_pid(data_dir)]
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)

@@ -6,7 +6,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from config.celery import _redis, ping
+from config.celery import ping
+from rag.jobs.broker import broker_client
 
 
 @pytest.mark.django_db
@@ -21,7 +22,7 @@ def test_embedded_postgres_has_pgvector_and_all_migrations():
 
 
 def test_embedded_redis_answers():
-    client = _redis()
+    client = broker_client()
     assert client.ping()
     client.set("docent:test:key", "value", ex=10)
     assert client.get("docent:test:key") == b"value"
@@ -51,7 +52,7 @@ def test_a_changed_cache_size_restarts_the_embedded_server_once(services_tmp_pat
     tmp_path = services_tmp_path
     import psycopg
 
-    from config.services import embedded_database_url, stop_embedded
+    from config.services import embedded_database_start, stop_embedded
 
     def shared_buffers(url: str) -> str:
         with psycopg.connect(url) as conn:
@@ -62,12 +63,12 @@ def test_a_changed_cache_size_restarts_the_embedded_server_once(services_tmp_pat
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))  # it sets this; give it back afterwards
     try:
-        url = embedded_database_url(tmp_path, tuning={"shared_buffers": "144MB"})
+        url = embedded_database_start(tmp_path, tuning={"shared_buffers": "144MB"})
         assert shared_buffers(url) == "144MB"
         started = postmaster_pid()
-        assert shared_buffers(embedded_database_url(tmp_path, tuning={"shared_buffers": "144MB"})) == "144MB"
+        assert shared_buffers(embedded_database_start(tmp_path, tuning={"shared_buffers": "144MB"})) == "144MB"
         assert postmaster_pid() == started  # nothing changed, nothing restarted
-        assert shared_buffers(embedded_database_url(tmp_path, tuning={"shared_buffers": "160MB"})) == "160MB"
+        assert shared_buffers(embedded_database_start(tmp_path, tuning={"shared_buffers": "160MB"})) == "160MB"
         assert postmaster_pid() != started
     finally:
         stop_embedded(tmp_path, redis_server=False)

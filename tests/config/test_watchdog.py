@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from config import watchdog
-from config.services import embedded_redis_url, redis_pid
+from config.services import embedded_redis_start, redis_pid
 from tests.config.conftest import services_folder
 
 WATCHDOG = Path(watchdog.__file__)
@@ -98,7 +98,7 @@ def test_a_redis_still_loading_its_data_counts_as_running():
     threading.Thread(target=loading.serve_forever, daemon=True).start()
     try:
         assert redis_pid(data_dir) == os.getpid()
-        embedded_redis_url(data_dir)  # finds it running: no second server, its socket left in place
+        embedded_redis_start(data_dir)  # finds it running: no second server, its socket left in place
         assert socket_path.exists() and not (data_dir / "redis" / "redis.pid").exists()
     finally:
         loading.shutdown()

@@ -19,9 +19,10 @@ from tests.rag.dedup_support import assert_invariants, partition
 
 def _wait_until_idle(workers, timeout: float = 120) -> None:
     """Until the ingest and merge queues are empty and no worker holds a task, three checks in a row."""
-    from config.celery import _redis, app
+    from config.celery import app
+    from rag.jobs.broker import broker_client
 
-    broker = _redis()
+    broker = broker_client()
     names = [worker.name for worker in workers]
     deadline = time.monotonic() + timeout
     quiet = 0

@@ -137,7 +137,7 @@ def test_running_a_claimed_item_indexes_it_and_clears_the_lease(item):
 
 
 def test_the_reaper_resends_index_and_merge_tasks_the_broker_lost(item, workspace):
-    from config.celery import broker_task_args
+    from rag.jobs.broker import broker_task_args
     from rag.models import Document
 
     broker_purge()  # as after a Redis restart without its data

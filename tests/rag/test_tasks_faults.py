@@ -92,10 +92,10 @@ def test_an_item_left_running_by_a_dead_worker_is_requeued_by_the_reaper(start_p
 
 
 def _restart_redis() -> None:
-    from config.services import embedded_redis_url, stop_embedded
+    from config.services import embedded_redis_start, stop_embedded
 
     stop_embedded(Path(settings.DATA_DIR), database=False, redis_server=True)
-    embedded_redis_url(Path(settings.DATA_DIR))
+    embedded_redis_start(Path(settings.DATA_DIR))
 
 
 def _restart_postgres() -> None:

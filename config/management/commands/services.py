@@ -1,6 +1,6 @@
 """`manage.py services status|stop`: the embedded PostgreSQL and Redis of this DATA_DIR.
 
-This command never starts them (manage.py sets DOCENT_EMBEDDED_START=false for it).
+This command never starts them (config/cli.py counts it among the commands that need no connection).
 """
 
 from __future__ import annotations
