@@ -20,7 +20,7 @@ from django.conf import LazySettings
 from django.core.exceptions import ImproperlyConfigured
 
 from rag import embeddings
-from rag.embeddings import EMBEDDING_DIM, Encoder, HashingEncoder, SentenceTransformerEncoder
+from rag.embeddings import EMBEDDING_DIM, Encoder, HashingEncoder, SentenceTransformerEncoder, choice
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -164,10 +164,10 @@ def test_without_django_settings_the_environment_decides(fresh_encoder, monkeypa
 
 def test_minilm_with_32_per_batch_is_the_default(fresh_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
     use_no_django_settings(monkeypatch)
-    assert embeddings._configured_encoder() == ("minilm", 32)
+    assert choice._configured_encoder() == ("minilm", 32)
 
     use_settings(monkeypatch, EMBEDDING_BATCH_SIZE=16)
-    assert embeddings._configured_encoder() == ("minilm", 16)
+    assert choice._configured_encoder() == ("minilm", 16)
 
 
 def test_an_unknown_encoder_is_a_configuration_error(fresh_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,7 +186,7 @@ def test_threads_asking_at_once_share_one_encoder(fresh_encoder, monkeypatch: py
         return built[-1]
 
     use_settings(monkeypatch, EMBEDDING_ENCODER="hashing")
-    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "hashing", slow_factory)
+    monkeypatch.setitem(choice._ENCODER_FACTORIES, "hashing", slow_factory)
     start = threading.Barrier(8)
     seen: list[Encoder] = []
 
