@@ -20,15 +20,17 @@ a question instead of torch's 1.3-4.7 s under load), so a web process never impo
 
 Every encoder returns L2-normalized vectors of EMBEDDING_DIM floats, in the
 order of the texts given. `name` goes into cache keys (EmbeddingCache), so it
-changes whenever the vectors would. The embedding cache (cache.py, `embed_with_cache`) is the
-way indexing and answering encode passages; it needs Django's models, so it is not imported here.
-The encoder choice itself is choice.py's.
+changes whenever the vectors would. The caches of encodings (cache.py: `embed_with_cache`, the
+table, the way indexing and answering encode passages; `embed_with_process_cache`, rerank's
+sentences) are exported here too, loaded on first use: they need Django's models. The encoder
+choice itself is choice.py's.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from rag.embeddings.choice import (
     DEFAULT_ENCODER,
@@ -47,11 +49,24 @@ from rag.embeddings.onnx_runtime import OnnxEncoder
 from rag.embeddings.sentence_transformer import SentenceTransformerEncoder
 
 __all__ = ["DEFAULT_ENCODER", "EMBEDDING_DIM", "ENCODER_ENV_VAR", "MINILM_NAME", "QUERY_TWINS", "Encoder",
-           "HashingEncoder", "OnnxEncoder", "SentenceTransformerEncoder", "encode_query", "get_encoder",
-           "get_query_encoder", "minilm_max_tokens", "minilm_path", "query_encoder_choice", "query_encoder_prepare",
-           "query_warm_up", "reset_encoder", "warm_up"]
+           "HashingEncoder", "OnnxEncoder", "SentenceTransformerEncoder", "embed_with_cache",
+           "embed_with_process_cache", "encode_query", "get_encoder", "get_query_encoder", "minilm_max_tokens",
+           "minilm_path", "query_encoder_choice", "query_encoder_prepare", "query_warm_up", "reset_encoder", "warm_up"]
 
 logger = logging.getLogger(__name__)
+
+# Exported from cache.py on first use: it reads Django's models, and this face is imported before
+# Django is set up (config/wsgi.py, scripts, the encoders' own tests), where the rest must work.
+_FROM_CACHE = {"embed_with_cache", "embed_with_process_cache"}
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - a function of cache.py
+    if name in _FROM_CACHE:
+        # import here: cache.py needs Django's app registry, which is not ready when this face is first imported.
+        from rag.embeddings import cache
+
+        return getattr(cache, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def encode_query(text: str) -> list[float]:
