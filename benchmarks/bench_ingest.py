@@ -359,6 +359,7 @@ def bulk_run(folder: Path) -> dict:
     from django.db.models import Sum
 
     from rag import embeddings
+    from rag.embeddings import choice as encoder_choice
     from rag.dedup import merge as dedup
     from rag.ingest import pipeline
     from rag.jobs import run
@@ -368,7 +369,7 @@ def bulk_run(folder: Path) -> dict:
 
     workspace = fresh_workspace("bench-ingest-bulk")
     encoder = TinyEncoder()
-    embeddings._encoder = encoder  # this process only; reset below
+    encoder_choice._encoder = encoder  # this process only; reset below
     timer = StepTimer()
     leaves = {"parse_document": "parse", "resolve_doc_date": "date", "chunk_document": "chunk",
               "doc_type_rules": "doc type rules (query)", "classify_doc_type": "doc type (keyword regexes)"}
@@ -460,14 +461,14 @@ def bare_encoder(slug: str, sample_documents: int) -> dict:
     documents, one call per document against one call for the sample, alternately, best of 2."""
     import torch
 
-    from rag import embeddings
+    from rag.embeddings import choice as encoder_choice
     from rag.models import Chunk
 
     rows = list(Chunk.objects.filter(workspace__slug=slug).order_by("document_id", "chunk_index")
                 .values_list("document_id", "text"))
     texts = [text for _, text in rows]
-    choice, batch_size = embeddings._configured_encoder()  # the encoder the workers used, built afresh
-    encoder = embeddings._ENCODER_FACTORIES[choice](batch_size)
+    choice, batch_size = encoder_choice._configured_encoder()  # the encoder the workers used, built afresh
+    encoder = encoder_choice._ENCODER_FACTORIES[choice](batch_size)
     encoder.encode(texts[:8])  # the first call pays for lazy initialisation
     if hasattr(encoder, "model"):
         tokens = [len(ids) for ids in encoder.model.tokenizer(texts, verbose=False)["input_ids"]]

@@ -26,7 +26,7 @@ from chat.questions import answering_power, question_kind
 from chat.releases import row_for_release, version_said
 from rag import embeddings
 from rag.dedup import fact_differences
-from rag.retrieval import embed_with_cache
+from rag.embeddings import embed_with_cache
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from rag.sentences import SentenceSpan, sentence_spans
 

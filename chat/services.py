@@ -7,7 +7,6 @@ import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -15,6 +14,7 @@ from django.utils.dateparse import parse_datetime
 
 from chat import answering
 from chat.models import Conversation, Message, SearchDefaults, default_search_options
+from rag.jobs import task_send
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def message_ask(*, conversation: Conversation, question: str, stream: bool = Fal
                 metadata={"pending": True, "started_at": timezone.now().isoformat()},
             )
             # By name: chat.tasks imports this module. Routed to the `answers` queue (CELERY_TASK_ROUTES).
-            transaction.on_commit(lambda: current_app.send_task(ANSWER_TASK, args=[reply.pk]))
+            transaction.on_commit(lambda: task_send(ANSWER_TASK, reply.pk))
             return asked, reply
     result = answering.answer(question, workspace=conversation.workspace, options=conversation.search_options)
     reply = Message.objects.create(

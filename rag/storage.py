@@ -126,10 +126,26 @@ def _s3_read(storage: S3Storage, name: str, *, max_bytes: int, want_mtime: bool)
     return SourceBytes(size, data, response["LastModified"].timestamp() if want_mtime else None)
 
 
+# A file's identity, however its bytes arrive (read whole, streamed from a path, stored piece by piece):
+# Document.content_hash and StoredCopy.digest are compared with each other, so one algorithm takes them all.
+_CONTENT_HASH = "sha256"
+
+
+def content_hash(data: bytes) -> str:
+    """A document's identity: re-ingesting a file with the same digest does nothing."""
+    return hashlib.new(_CONTENT_HASH, data).hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    """content_hash of a local file, streamed."""
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, _CONTENT_HASH).hexdigest()
+
+
 @dataclass(frozen=True)
 class StoredCopy:
     source_file: str  # "stored:<name>": what a job item carries
-    digest: str  # SHA-256, the pipeline's content_hash
+    digest: str  # content_hash of its bytes
     size: int
 
 
@@ -138,7 +154,7 @@ def stored_copy_save(pieces: Iterable[bytes], *, folder: str, file_name: str) ->
 
     StorageUnavailable: the storage could not take it now.
     """
-    digest, size = hashlib.sha256(), 0
+    digest, size = hashlib.new(_CONTENT_HASH), 0
     with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as spool:
         for piece in pieces:
             digest.update(piece)

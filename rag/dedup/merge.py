@@ -35,6 +35,7 @@ from rag.dedup.contradictions import contradictions_prune, contradictions_raise,
 from rag.dedup.neighbours import member_edges, neighbours, search_plan
 from rag.lineage.families import document_lineage_evidence, document_lineage_update, workspace_lineage_rebuild
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
+from rag.retrieval.vectors import pair_similarities
 from rag.unionfind import UnionFind
 
 logger = logging.getLogger(__name__)
@@ -140,25 +141,6 @@ def _canonical_choice(group: set[int], ranks: dict[int, tuple], losers: dict[int
     return max(candidates, key=lambda chunk: ranks[chunk])
 
 
-def _similarities(pairs: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
-    """Cosine of (variant, canonical) pairs, computed by PostgreSQL from the stored vectors."""
-    if not pairs:
-        return {}
-    table = Chunk._meta.db_table
-    result: dict[tuple[int, int], float] = {}
-    with connection.cursor() as cursor:
-        for start in range(0, len(pairs), settings.MERGE_WRITE_BATCH_SIZE):
-            batch = pairs[start:start + settings.MERGE_WRITE_BATCH_SIZE]
-            cursor.execute(
-                f"""SELECT p.variant_id, p.canonical_id, 1 - (v.embedding <=> c.embedding)
-                    FROM unnest(%s::bigint[], %s::bigint[]) AS p(variant_id, canonical_id)
-                    JOIN {table} v ON v.id = p.variant_id JOIN {table} c ON c.id = p.canonical_id""",
-                [[v for v, _ in batch], [c for _, c in batch]],
-            )
-            result.update({(v, c): float(sim) for v, c, sim in cursor.fetchall()})
-    return result
-
-
 def _apply(workspace_id: int, groups: list[set[int]], involved: set[int],
            states: dict[int, _RecordState] | None = None) -> MergeStats:
     """Make the records of `involved` (plus new ones) hold exactly `groups`; only differences are written.
@@ -241,7 +223,8 @@ def _apply(workspace_id: int, groups: list[set[int]], involved: set[int],
         CanonicalRecord.objects.bulk_update(changed, ["canonical_chunk", "merge_count", "updated_at"],
                                             batch_size=settings.MERGE_WRITE_BATCH_SIZE)
         stats.records_changed = len(changed)
-    similarity = _similarities([(chunk, canonical) for _, chunk, canonical in wanted_variants])
+    similarity = pair_similarities([(chunk, canonical) for _, chunk, canonical in wanted_variants],
+                                   batch_size=settings.MERGE_WRITE_BATCH_SIZE)
     ChunkVariant.objects.bulk_create(
         [ChunkVariant(record_id=record_id, chunk_id=chunk, similarity=similarity[(chunk, canonical)])
          for record_id, chunk, canonical in wanted_variants],

@@ -20,125 +20,53 @@ a question instead of torch's 1.3-4.7 s under load), so a web process never impo
 
 Every encoder returns L2-normalized vectors of EMBEDDING_DIM floats, in the
 order of the texts given. `name` goes into cache keys (EmbeddingCache), so it
-changes whenever the vectors would. The embedding cache (cache.py, `embed_with_cache`) is the
-way indexing and answering encode passages; it needs Django's models, so it is not imported here.
+changes whenever the vectors would. The caches of encodings (cache.py: `embed_with_cache`, the
+table, the way indexing and answering encode passages; `embed_with_process_cache`, rerank's
+sentences) are exported here too, loaded on first use: they need Django's models. The encoder
+choice itself is choice.py's.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any
 
+from rag.embeddings.choice import (
+    DEFAULT_ENCODER,
+    ENCODER_ENV_VAR,
+    QUERY_TWINS,
+    Encoder,
+    get_encoder,
+    get_query_encoder,
+    query_encoder_choice,
+    query_encoder_prepare,
+    reset_encoder,
+)
 from rag.embeddings.hashing import HashingEncoder
 from rag.embeddings.model import EMBEDDING_DIM, MINILM_NAME, minilm_max_tokens, minilm_path
-from rag.embeddings.onnx_runtime import OnnxEncoder, onnx_export_in_subprocess
-from rag.embeddings.sentence_transformer import DEFAULT_BATCH_SIZE, SentenceTransformerEncoder
+from rag.embeddings.onnx_runtime import OnnxEncoder
+from rag.embeddings.sentence_transformer import SentenceTransformerEncoder
 
-__all__ = ["EMBEDDING_DIM", "MINILM_NAME", "Encoder", "HashingEncoder", "OnnxEncoder", "SentenceTransformerEncoder",
-           "encode_query", "get_encoder", "get_query_encoder", "minilm_max_tokens", "minilm_path",
-           "query_encoder_prepare", "query_warm_up", "reset_encoder", "warm_up"]
+__all__ = ["DEFAULT_ENCODER", "EMBEDDING_DIM", "ENCODER_ENV_VAR", "MINILM_NAME", "QUERY_TWINS", "Encoder",
+           "HashingEncoder", "OnnxEncoder", "SentenceTransformerEncoder", "embed_with_cache",
+           "embed_with_process_cache", "encode_query", "get_encoder", "get_query_encoder", "minilm_max_tokens",
+           "minilm_path", "query_encoder_choice", "query_encoder_prepare", "query_warm_up", "reset_encoder", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_ENCODER = "minilm"
-# Read only when Django settings are not configured (scripts, benchmarks, bare test runs).
-ENCODER_ENV_VAR = "DOCENT_EMBEDDING_ENCODER"
+# Exported from cache.py on first use: it reads Django's models, and this face is imported before
+# Django is set up (config/wsgi.py, scripts, the encoders' own tests), where the rest must work.
+_FROM_CACHE = {"embed_with_cache", "embed_with_process_cache"}
 
 
-@runtime_checkable
-class Encoder(Protocol):
-    name: str
-    dim: int
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - a function of cache.py
+    if name in _FROM_CACHE:
+        # import here: cache.py needs Django's app registry, which is not ready when this face is first imported.
+        from rag.embeddings import cache
 
-    def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
-
-
-_ENCODER_FACTORIES: dict[str, Callable[[int, int], Encoder]] = {
-    "minilm": lambda batch_size, threads: SentenceTransformerEncoder(batch_size=batch_size),
-    "minilm-int8": lambda batch_size, threads: SentenceTransformerEncoder(batch_size=batch_size, quantize_int8=True),
-    "onnx": lambda batch_size, threads: OnnxEncoder(batch_size=batch_size, quantized=False, threads=threads),
-    "onnx-int8": lambda batch_size, threads: OnnxEncoder(batch_size=batch_size, quantized=True, threads=threads),
-    "hashing": lambda batch_size, threads: HashingEncoder(),
-}
-# The query side of each indexing encoder: vectors that search the same index, without torch.
-QUERY_TWINS = {"minilm": "onnx", "minilm-int8": "onnx-int8", "onnx": "onnx", "onnx-int8": "onnx-int8",
-               "hashing": "hashing"}
-
-_encoder: Encoder | None = None
-_query_encoder: Encoder | None = None
-_encoder_lock = threading.Lock()
-
-
-def _settings_value(name: str, default):  # noqa: ANN001, ANN202 - any setting
-    from django.conf import settings  # read at call time: scripts and tests replace the settings object
-    from django.core.exceptions import ImproperlyConfigured
-
-    try:
-        return getattr(settings, name, default)
-    except ImproperlyConfigured:
-        return default
-
-
-def _checked(choice: str, setting: str) -> str:
-    from django.core.exceptions import ImproperlyConfigured
-
-    if choice not in _ENCODER_FACTORIES:
-        raise ImproperlyConfigured(f"{setting}={choice!r}; choose one of {', '.join(_ENCODER_FACTORIES)}")
-    return choice
-
-
-def _configured_encoder() -> tuple[str, int]:
-    """(encoder choice, batch size) from Django settings, else from DOCENT_EMBEDDING_ENCODER."""
-    choice = _settings_value("EMBEDDING_ENCODER", None)
-    choice = (choice or os.environ.get(ENCODER_ENV_VAR) or DEFAULT_ENCODER).strip().lower()
-    return _checked(choice, "EMBEDDING_ENCODER"), _settings_value("EMBEDDING_BATCH_SIZE", DEFAULT_BATCH_SIZE)
-
-
-def query_encoder_choice() -> str:
-    """QUERY_ENCODER if set, else the indexing encoder's torch-free twin."""
-    choice = (_settings_value("QUERY_ENCODER", "") or "").strip().lower()
-    return _checked(choice, "QUERY_ENCODER") if choice else QUERY_TWINS[_configured_encoder()[0]]
-
-
-def get_encoder() -> Encoder:
-    """The process's indexing encoder, built on first use (a model load takes seconds)."""
-    global _encoder
-    if _encoder is None:
-        with _encoder_lock:  # two threads asking at once must not load the model twice
-            if _encoder is None:
-                choice, batch_size = _configured_encoder()
-                _encoder = _ENCODER_FACTORIES[choice](batch_size, 0)
-    return _encoder
-
-
-def get_query_encoder(*, processes: int = 1) -> Encoder:
-    """The process's encoder for questions and what an answer compares with them; shares the
-    indexing encoder when both are the same choice (one model in memory). `processes`: how many
-    processes of this kind share the cores (a web server's), when QUERY_ENCODER_THREADS is 0."""
-    global _query_encoder
-    if _query_encoder is None:
-        choice = query_encoder_choice()
-        if choice == _configured_encoder()[0]:
-            return get_encoder()
-        with _encoder_lock:
-            if _query_encoder is None:
-                query_encoder_prepare()
-                threads = int(_settings_value("QUERY_ENCODER_THREADS", 0) or 0)
-                threads = threads or max(1, (os.cpu_count() or 1) // processes)
-                _query_encoder = _ENCODER_FACTORIES[choice](_configured_encoder()[1], threads)
-    return _query_encoder
-
-
-def reset_encoder() -> None:
-    """Forget the process's encoders; the next get_encoder() / get_query_encoder() reads the settings again."""
-    global _encoder, _query_encoder
-    with _encoder_lock:
-        _encoder = None
-        _query_encoder = None
+        return getattr(cache, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def encode_query(text: str) -> list[float]:
@@ -164,11 +92,3 @@ def query_warm_up(*, processes: int = 1) -> None:
     encoder = get_query_encoder(processes=processes)
     encoder.encode(["warm up"])
     logger.info("query encoder %s ready in %.1f s", encoder.name, time.perf_counter() - started)
-
-
-def query_encoder_prepare() -> None:
-    """Before a web server forks: export the ONNX model if this machine has none yet, in a child
-    process (the export needs torch, which the web process itself never imports)."""
-    choice = query_encoder_choice()
-    if choice.startswith("onnx"):
-        onnx_export_in_subprocess(quantized=choice == "onnx-int8")

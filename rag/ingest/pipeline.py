@@ -6,7 +6,6 @@ read -> hash (unchanged? stop) -> parse -> date -> chunk -> doc type -> version 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -37,7 +36,7 @@ from rag.ingest.parsers import (
 from rag.lineage.labels import VersionLabel, extract_version_label, parse_version, version_key
 from rag.models import Chunk, DocType, Document
 from rag.retrieval.identifiers import chunk_identifiers
-from rag.storage import source_read
+from rag.storage import content_hash, source_read
 
 logger = logging.getLogger(__name__)
 
@@ -52,17 +51,6 @@ class IndexOutcome:
     note: str = ""  # what was left out (cells past the bound, unread pages, unsupported attachments)
     attachment_ids: tuple[int, ...] = ()  # documents indexed from this one's attachments, to merge too
     unarchived: bool = False  # an archived document back unchanged: in search again, and owed a merge
-
-
-def content_hash(data: bytes) -> str:
-    """A document's identity: re-ingesting a file with the same digest does nothing."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def file_hash(path: Path) -> str:
-    """content_hash of a file, streamed."""
-    with path.open("rb") as stream:
-        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def doc_type_rules() -> list[DocTypeRule]:

@@ -1,7 +1,9 @@
-"""Sending the indexing tasks by name: no module of ours imports the task code, so nothing circles back to it.
+"""Sending tasks by name, the one way every task is sent: no module of ours imports task code to queue it,
+so nothing circles back to it, and eager mode (evaluation, a test) runs any of them in process alike.
 
 The names are what queued messages and beat entries carry (config/settings.py routes and schedules them):
-they stay as they were when the tasks lived in rag/tasks.py.
+the indexing ones stay as they were when the tasks lived in rag/tasks.py. Chat names its own task
+(chat.services) and sends it through `task_send` too.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ INDEX_DOCUMENT = "rag.tasks.index_document"
 MERGE_DOCUMENT = "rag.tasks.merge_document"
 MERGE_WORKSPACE = "rag.tasks.merge_workspace"
 REAP_JOB_ITEMS = "rag.tasks.reap_job_items"
+SYNC_SOURCE = "rag.sources.tasks.sync_source"
+SYNC_DUE_SOURCES = "rag.sources.tasks.sync_due_sources"
 
 
 def task_send(name: str, *args: int) -> AsyncResult:

@@ -10,10 +10,9 @@ from django.db import models
 from django.db.models import Value
 from pgvector.django import HnswIndex, VectorField
 
+from rag.embedding_dim import EMBEDDING_DIM
 from rag.models.workspaces import Workspace
 from rag.source_labels import DATE_SOURCE_LABELS, RELEASE_SOURCE_LABELS, VERSION_SOURCE_LABELS
-
-EMBEDDING_DIM = 384  # all-MiniLM-L6-v2; a different encoder needs a migration
 
 
 UPLOAD_PREFIX = "uploads/"

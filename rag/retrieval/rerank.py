@@ -11,9 +11,9 @@ single sentence that best answers the question, in one of two ways
   and of its identifiers that one sentence of the chunk, or its heading, holds;
 - "vectors": the cosine of the chunk's sentence closest to the question, with
   the encoder we already have (no cross-encoder weights can be had here).
-  Sentence vectors are computed at query time and kept in a bounded
-  in-process cache; on this machine that costs seconds per uncached query,
-  so it is opt-in.
+  Sentence vectors are computed at query time and kept in the bounded
+  in-process cache of rag.embeddings (`embed_with_process_cache`); on this
+  machine that costs seconds per uncached query, so it is opt-in.
 
     combined = fused / best fused in the head + RERANK_SENTENCE_WEIGHT * evidence
 
@@ -23,10 +23,7 @@ later stages (doc-type boost, version demotions) act as before.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,12 +33,8 @@ from rag import embeddings
 
 MIN_SENTENCE_CHARS = 12  # shorter lines ("Default: 5", a lone heading) carry little of their own
 MAX_SENTENCES_PER_CHUNK = 16  # a long table chunk must not cost a hundred encodings
-CACHE_SIZE = 20000  # sentence vectors kept per process (float32, 384 dims: ~30 MB)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=[A-Z`*\"'(\[-])|\n+")
-
-_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-_cache_lock = threading.Lock()
 
 
 def chunk_sentences(text: str) -> list[str]:
@@ -51,35 +44,13 @@ def chunk_sentences(text: str) -> list[str]:
     return kept[:MAX_SENTENCES_PER_CHUNK]
 
 
-def _sentence_vectors(sentences: Sequence[str]) -> np.ndarray:
-    encoder = embeddings.get_query_encoder()
-    keys = [(encoder.name, hashlib.sha1(s.encode()).hexdigest()) for s in sentences]
-    vectors: dict[int, np.ndarray] = {}
-    with _cache_lock:
-        for index, key in enumerate(keys):
-            if key in _cache:
-                _cache.move_to_end(key)
-                vectors[index] = _cache[key]
-    missing = [index for index in range(len(sentences)) if index not in vectors]
-    if missing:
-        encoded = encoder.encode([sentences[index] for index in missing])
-        with _cache_lock:
-            for index, vector in zip(missing, encoded):
-                array = np.asarray(vector, dtype=np.float32)
-                vectors[index] = array
-                _cache[keys[index]] = array
-            while len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
-    return np.stack([vectors[index] for index in range(len(sentences))]) if sentences else np.zeros((0, 1))
-
-
 def best_sentence_similarities(query_vector: Sequence[float], texts: Sequence[str]) -> list[float]:
     """For each text, the cosine of its sentence closest to the query (0.0 for a text without sentences)."""
     per_text = [chunk_sentences(text) for text in texts]
     flat = [sentence for sentences in per_text for sentence in sentences]
     if not flat:
         return [0.0] * len(texts)
-    matrix = _sentence_vectors(flat)
+    matrix = embeddings.embed_with_process_cache(flat, encoder=embeddings.get_query_encoder())
     query = np.asarray(query_vector, dtype=np.float32)
     similarities = matrix @ query  # the encoder normalizes its vectors: a dot product is the cosine
     best, start = [], 0

@@ -1,8 +1,11 @@
-"""The vector plans and vector SQL, in one place: kNN (HNSW or exact), hydration, near-duplicate pairs.
+"""The vector plans and vector SQL, in one place: kNN (HNSW or exact), hydration, near-duplicate pairs,
+and what dedup asks of stored vectors (each chunk's neighbours, merge edges, a variant's cosine).
 
 `hnsw_ef_search` is the one rule for how wide an HNSW candidate list must be
 for a filtered scan, shared by search (`semantic_plan`) and dedup's neighbour
-search (rag.dedup.neighbours); `set_ef_search` the one way to set it.
+search (`neighbour_plan`); `set_ef_search` the one way to set it. Dedup keeps
+its policy (how many neighbours, down to which cosine, which pairs to compare:
+rag.dedup.neighbours) and asks here for the rows.
 
 HNSW or exact. pgvector 0.6 filters an HNSW scan after the fact: the index
 hands back at most `hnsw.ef_search` nearest rows and the WHERE clause then
@@ -295,3 +298,119 @@ def near_duplicate_pairs(chunk_ids: Sequence[int], *, threshold: float) -> list[
     with connection.cursor() as cursor:
         cursor.execute(sql, [list(chunk_ids), 1 - threshold])
         return [(int(a), int(b), float(s)) for a, b, s in cursor.fetchall()]
+
+
+# --- stored chunks against each other (dedup) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NeighbourPlan:
+    strategy: str  # "exact" or "hnsw"
+    ef_search: int
+    archived_document_ids: tuple[int, ...]
+
+
+def neighbour_plan(workspace_id: int, *, wanted: int, exact_up_to: int, ef_floor: int) -> NeighbourPlan:
+    """Exact scan up to `exact_up_to` active chunks; HNSW with a candidate list wide enough to survive the filters.
+
+    pgvector 0.6 filters HNSW results after the scan: when the workspace holds
+    a small share of the table (live and dead rows), most candidates are filtered out, so
+    ef_search grows with that share, and past pgvector's maximum (1000) only an
+    exact scan finds the `wanted` neighbours.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT archived.ids,
+                       (SELECT count(*) FROM {CHUNK} c
+                        WHERE c.workspace_id = %(workspace_id)s AND NOT (c.document_id = ANY(archived.ids))),
+                       -- the HNSW scan visits dead entries too (re-indexed or rolled-back chunks not yet
+                       -- vacuumed), and they crowd the candidate list like other workspaces' rows do
+                       greatest((SELECT reltuples::bigint FROM pg_class WHERE oid = %(table)s::regclass),
+                                pg_stat_get_live_tuples(%(table)s::regclass)
+                                + pg_stat_get_dead_tuples(%(table)s::regclass))
+                FROM (SELECT coalesce(array_agg(id), '{{}}') AS ids FROM {DOCUMENT}
+                      WHERE workspace_id = %(workspace_id)s AND archived) archived""",
+            {"workspace_id": workspace_id, "table": CHUNK},
+        )
+        archived_ids, active, estimated_total = cursor.fetchone()
+    archived = tuple(archived_ids)
+    if active <= exact_up_to:
+        return NeighbourPlan("exact", 0, archived)
+    ef_search = hnsw_ef_search(active / max(active, estimated_total), wanted, floor=ef_floor)
+    if ef_search is None:
+        return NeighbourPlan("exact", 0, archived)
+    return NeighbourPlan("hnsw", ef_search, archived)
+
+
+_NEIGHBOURS_SQL = """
+SELECT q.id, n.id, 1 - n.distance
+FROM {chunk} q
+CROSS JOIN LATERAL (
+    SELECT c.id, c.embedding <=> q.embedding AS distance
+    FROM {chunk} c
+    WHERE c.workspace_id = %(workspace_id)s
+      AND c.document_id <> q.document_id
+      AND NOT (c.document_id = ANY(%(archived)s))
+    ORDER BY {order}
+    LIMIT %(neighbours)s
+) n
+WHERE q.id = ANY(%(chunk_ids)s) AND n.distance <= %(max_distance)s
+"""
+# The same steering as knn_query's: "+ 0" hides the ordering from the HNSW index, so the plan is an
+# exact scan even when a prepared plan was cached.
+_NEIGHBOUR_ORDER = {"hnsw": "c.embedding <=> q.embedding", "exact": "(c.embedding <=> q.embedding) + 0, c.id"}
+
+
+def neighbours_sql(strategy: str) -> str:
+    return _NEIGHBOURS_SQL.format(chunk=CHUNK, order=_NEIGHBOUR_ORDER[strategy])
+
+
+def chunk_neighbours(workspace_id: int, chunk_ids: Sequence[int], plan: NeighbourPlan, *, limit: int,
+                     min_similarity: float, batch_size: int) -> list[tuple[int, int, float]]:
+    """(chunk, neighbour, cosine): each chunk's `limit` nearest in other active documents, down to `min_similarity`."""
+    found: list[tuple[int, int, float]] = []
+    with connection.cursor() as cursor:
+        if plan.strategy == "hnsw":
+            set_ef_search(cursor, plan.ef_search)
+        for start in range(0, len(chunk_ids), batch_size):
+            cursor.execute(neighbours_sql(plan.strategy), {
+                "workspace_id": workspace_id,
+                "archived": list(plan.archived_document_ids),
+                "neighbours": limit,
+                "chunk_ids": list(chunk_ids[start:start + batch_size]),
+                "max_distance": 1 - min_similarity,
+            })
+            found.extend((a, b, float(similarity)) for a, b, similarity in cursor.fetchall())
+    return found
+
+
+def close_pairs(a_ids: Sequence[int], b_ids: Sequence[int], *, min_similarity: float,
+                distinct_pairs: bool) -> list[tuple[int, int]]:
+    """Pairs of an `a` chunk and a `b` chunk in different active documents at cosine >= `min_similarity`,
+    compared exactly ("+ 0": no index); `distinct_pairs` keeps one of (a, b) and (b, a)."""
+    order = "a.id < b.id" if distinct_pairs else "a.id <> b.id"
+    sql = f"""SELECT a.id, b.id FROM {CHUNK} a JOIN {CHUNK} b ON {order} AND a.document_id <> b.document_id
+              JOIN {DOCUMENT} da ON da.id = a.document_id JOIN {DOCUMENT} db ON db.id = b.document_id
+              WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND NOT da.archived AND NOT db.archived
+                AND (a.embedding <=> b.embedding) + 0 <= %s"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(a_ids), list(b_ids), 1 - min_similarity])
+        return cursor.fetchall()
+
+
+def pair_similarities(pairs: Sequence[tuple[int, int]], *, batch_size: int) -> dict[tuple[int, int], float]:
+    """Cosine of each (chunk, chunk) pair, computed by PostgreSQL from the stored vectors."""
+    if not pairs:
+        return {}
+    result: dict[tuple[int, int], float] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(pairs), batch_size):
+            batch = pairs[start:start + batch_size]
+            cursor.execute(
+                f"""SELECT p.a_id, p.b_id, 1 - (a.embedding <=> b.embedding)
+                    FROM unnest(%s::bigint[], %s::bigint[]) AS p(a_id, b_id)
+                    JOIN {CHUNK} a ON a.id = p.a_id JOIN {CHUNK} b ON b.id = p.b_id""",
+                [[a for a, _ in batch], [b for _, b in batch]],
+            )
+            result.update({(a, b): float(similarity) for a, b, similarity in cursor.fetchall()})
+    return result

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from django.db import transaction
 
-from rag.ingest.pipeline import file_hash
 from rag.models import Document, IndexingJob, Source
 from rag.uploads import indexing_job_create
 from rag.sources.selection import path_selector
+from rag.storage import file_hash
 
 
 class SourcePaused(Exception):

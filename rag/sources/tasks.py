@@ -6,13 +6,13 @@ import logging
 
 from celery import shared_task
 
+from rag.jobs.queue import SYNC_DUE_SOURCES, SYNC_SOURCE, TRANSIENT_ERRORS, task_send
 from rag.sources.services import SourceError, source_sync, sources_due
-from rag.jobs.queue import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="rag.sources.tasks.sync_source", autoretry_for=TRANSIENT_ERRORS, retry_backoff=True,
+@shared_task(name=SYNC_SOURCE, autoretry_for=TRANSIENT_ERRORS, retry_backoff=True,
              retry_jitter=True, max_retries=3, soft_time_limit=900, time_limit=960)
 def sync_source(source_id: int) -> int | None:
     """Start the source's sync job (a remote's fetch included); a sync that cannot start says why on the source."""
@@ -23,10 +23,10 @@ def sync_source(source_id: int) -> int | None:
         return None
 
 
-@shared_task(name="rag.sources.tasks.sync_due_sources", soft_time_limit=60, time_limit=90)
+@shared_task(name=SYNC_DUE_SOURCES, soft_time_limit=60, time_limit=90)
 def sync_due_sources() -> list[int]:
     """Celery beat runs this every SOURCE_SCHEDULE_TICK_SECONDS: one sync task per source that is due."""
     due = sources_due()
     for source_id in due:
-        sync_source.delay(source_id)
+        task_send(SYNC_SOURCE, source_id)
     return due

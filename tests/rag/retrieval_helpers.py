@@ -130,9 +130,10 @@ def minilm():
 def encoder(settings, minilm, monkeypatch):
     """The real encoder as the process's encoder; loaded once per module (a load takes seconds)."""
     from rag import embeddings
+    from rag.embeddings import choice
 
     settings.EMBEDDING_ENCODER = "minilm"
-    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "minilm", lambda batch_size, threads: minilm)
+    monkeypatch.setitem(choice._ENCODER_FACTORIES, "minilm", lambda batch_size, threads: minilm)
     embeddings.reset_encoder()
     yield embeddings.get_encoder()
     embeddings.reset_encoder()

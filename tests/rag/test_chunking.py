@@ -1,4 +1,4 @@
-"""Heading-aware chunking: sizes, overlap, top-level boundaries, positions."""
+"""Heading-aware chunking: sizes, overlap, top-level boundaries, sentence boundaries (the citations'), positions."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.parsers import ParsedDocument, Section, parse_document
+from rag.sentences import sentence_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TITLE = "Guide"
@@ -110,6 +111,23 @@ def test_long_paragraph_splits_on_sentences() -> None:
     for chunk in chunks:
         assert chunk.text.endswith(".")  # cut between sentences, never inside one
         assert word_count(chunk) <= 300
+
+
+def test_parts_end_where_citations_end_a_sentence_and_keep_their_lines() -> None:
+    # rag.sentences cuts here as citations do: not after "e.g." or "approx.", and a list line is a
+    # unit of its own, so a part is a slice of the section and its sentences are the section's.
+    prose = " ".join(f"Step {n} reads a setting, e.g. Timeout {n}, and waits approx. {n} s before it retries."
+                     for n in range(40))
+    items = "\n".join(f"* #{n}: Fix the writer when a table holds a caption" for n in range(60))
+    body = f"{prose}\n\n{items}"
+    chunks = chunk_document(doc(sec("Changes", body=body)), target_words=90, max_words=120, overlap_words=0)
+
+    section_sentences = {span.text for span in sentence_spans(body)}
+    assert len(chunks) >= 8
+    parts = [part.strip("\n") for chunk in chunks for part in chunk.text.split("Changes\n") if part.strip()]
+    for part in parts:  # a tiny last part joins the chunk before, under its heading again
+        assert part in body
+        assert {span.text for span in sentence_spans(part)} <= section_sentences
 
 
 def test_run_on_text_without_sentences_still_respects_max_words() -> None:

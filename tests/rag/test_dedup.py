@@ -12,11 +12,12 @@ from django.db import connection, transaction
 
 from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
 from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, workspace_merge
-from rag.dedup.neighbours import member_edges, neighbours_sql, pairwise_edges, search_plan
+from rag.dedup.neighbours import member_edges, pairwise_edges, search_plan
 from rag.documents import documents_archive, documents_unarchive
 from rag.jobs.run import job_item_run
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.records import record_members
+from rag.retrieval.vectors import neighbours_sql
 from rag.selectors import record_provenance
 from rag.uploads import indexing_job_create
 from tests.factories import UserFactory, WorkspaceFactory

@@ -11,16 +11,18 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from django.conf import LazySettings
 from django.core.exceptions import ImproperlyConfigured
 
 from rag import embeddings
-from rag.embeddings import EMBEDDING_DIM, Encoder, HashingEncoder, SentenceTransformerEncoder
+from rag.embeddings import EMBEDDING_DIM, Encoder, HashingEncoder, SentenceTransformerEncoder, choice
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -164,10 +166,10 @@ def test_without_django_settings_the_environment_decides(fresh_encoder, monkeypa
 
 def test_minilm_with_32_per_batch_is_the_default(fresh_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
     use_no_django_settings(monkeypatch)
-    assert embeddings._configured_encoder() == ("minilm", 32)
+    assert choice._configured_encoder() == ("minilm", 32)
 
     use_settings(monkeypatch, EMBEDDING_BATCH_SIZE=16)
-    assert embeddings._configured_encoder() == ("minilm", 16)
+    assert choice._configured_encoder() == ("minilm", 16)
 
 
 def test_an_unknown_encoder_is_a_configuration_error(fresh_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,7 +188,7 @@ def test_threads_asking_at_once_share_one_encoder(fresh_encoder, monkeypatch: py
         return built[-1]
 
     use_settings(monkeypatch, EMBEDDING_ENCODER="hashing")
-    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "hashing", slow_factory)
+    monkeypatch.setitem(choice._ENCODER_FACTORIES, "hashing", slow_factory)
     start = threading.Barrier(8)
     seen: list[Encoder] = []
 
@@ -231,6 +233,35 @@ def test_warm_up_builds_the_encoder_and_encodes_once(fresh_encoder, monkeypatch:
 
     encoder = embeddings.get_encoder()
     assert (encoder.calls, encoder.texts_encoded) == (1, 1)
+
+
+# --- the caches of encodings ---------------------------------------------------------------------------
+
+
+def test_the_face_exports_the_caches_once_django_is_ready() -> None:
+    from rag.embeddings import cache
+
+    assert embeddings.embed_with_cache is cache.embed_with_cache
+    assert embeddings.embed_with_process_cache is cache.embed_with_process_cache
+    with pytest.raises(AttributeError):
+        embeddings.embed_without_cache  # noqa: B018 - the face says so for a name it does not export
+
+
+def test_the_process_cache_encodes_a_text_once_and_forgets_the_least_recent(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag.embeddings import cache
+
+    monkeypatch.setattr(cache, "PROCESS_CACHE_SIZE", 2)
+    monkeypatch.setattr(cache, "_process_cache", OrderedDict())
+    encoder = HashingEncoder()
+
+    first = embeddings.embed_with_process_cache(["alpha one", "beta two"], encoder=encoder)
+    again = embeddings.embed_with_process_cache(["beta two", "alpha one"], encoder=encoder)
+    assert encoder.texts_encoded == 2 and again.tolist() == first[::-1].tolist()
+    assert first.dtype == np.float32 and first[0] == pytest.approx(HashingEncoder().encode(["alpha one"])[0], abs=1e-6)
+
+    embeddings.embed_with_process_cache(["gamma three"], encoder=encoder)  # "beta two" was used least recently
+    embeddings.embed_with_process_cache(["alpha one", "beta two"], encoder=encoder)
+    assert encoder.texts_encoded == 4
 
 
 # --- the real model ---------------------------------------------------------------------------------

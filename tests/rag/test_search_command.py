@@ -56,9 +56,10 @@ def test_json_prints_one_value_with_the_contract_fields(docs, settings):
 
 def test_queries_file_prints_json_lines_in_order(docs, tmp_path, monkeypatch):
     from rag import embeddings
+    from rag.embeddings import choice
 
     built = []
-    monkeypatch.setitem(embeddings._ENCODER_FACTORIES, "hashing",
+    monkeypatch.setitem(choice._ENCODER_FACTORIES, "hashing",
                         lambda batch_size, threads: built.append(batch_size) or embeddings.HashingEncoder())
     embeddings.reset_encoder()
     queries = tmp_path / "queries.txt"

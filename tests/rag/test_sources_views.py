@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from rag.models import IndexingJob, Source
 from rag.sources.services import source_add, sources_due
-from rag.sources.tasks import sync_due_sources
+from rag.sources.tasks import sync_due_sources, sync_source
 from tests.factories import UserFactory, WorkspaceFactory
 
 
@@ -70,8 +70,8 @@ def test_the_schedule_syncs_what_is_due_and_beat_runs_it(workspace, share, djang
     assert manual.pk not in sources_due(now=now + timedelta(days=1))
 
     sent = []
-    monkeypatch.setattr("rag.sources.tasks.sync_source.delay", sent.append)
-    assert sync_due_sources() == [due.pk] and sent == [due.pk]
+    monkeypatch.setattr("rag.sources.tasks.task_send", lambda name, *ids: sent.append((name, *ids)))
+    assert sync_due_sources() == [due.pk] and sent == [(sync_source.name, due.pk)]
     schedule = settings.CELERY_BEAT_SCHEDULE["sync-due-sources"]
     assert schedule["task"] == sync_due_sources.name == "rag.sources.tasks.sync_due_sources"
 
