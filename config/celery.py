@@ -71,7 +71,7 @@ def _heartbeat(name: str, pool) -> None:
     from django.conf import settings
 
     # import here: this module loads with the settings, before Django's apps; the worker is ready long after.
-    from rag.jobs.broker import worker_heartbeat
+    from rag.jobs import worker_heartbeat
 
     while not _stop_heartbeat.is_set():
         try:
@@ -95,7 +95,7 @@ def _end_heartbeat(sender=None, **kwargs) -> None:
     name = getattr(sender, "hostname", None)
     if name:
         # import here: this module loads with the settings, before Django's apps (see _heartbeat).
-        from rag.jobs.broker import worker_heartbeat_end
+        from rag.jobs import worker_heartbeat_end
 
         try:
             worker_heartbeat_end(name)

@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from rag.jobs.broker import broker_client, worker_pools
+from rag.jobs import broker_client, worker_pools
 
 logger = logging.getLogger(__name__)
 

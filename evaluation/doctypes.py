@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.ingest.doctypes import guess_doc_type, section_headings
-from rag.ingest.parsers import ParseError, UnsupportedFormat, parse_document
-from rag.ingest.pipeline import doc_type_rules
+from rag.ingest import ParseError, UnsupportedFormat, doc_type_rules, guess_doc_type, parse_document, section_headings
 
 
 @dataclass

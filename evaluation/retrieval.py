@@ -52,11 +52,10 @@ from django.utils import timezone
 from licensing.keys import LicensePayload, generate_keypair, load_private_key, sign_license
 from licensing.models import License
 from licensing.services import installation_id, license_install, license_revoke
-from rag.dedup.merge import workspace_merge
-from rag.jobs.run import job_item_run
+from rag.dedup import workspace_merge
+from rag.jobs import job_item_run
 from rag.models import IndexingJob, Workspace
-from rag.retrieval import SearchOptions, SearchResult, search
-from rag.retrieval.results import UNLICENSED
+from rag.retrieval import SearchOptions, SearchResult, UNLICENSED, search
 from rag.uploads import indexing_job_create
 
 KINDS = ("current", "version", "change")

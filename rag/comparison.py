@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from rag.dedup.facts import highlight_segments
-from rag.lineage.labels import strip_versions
+from rag.dedup import highlight_segments
+from rag.lineage import strip_versions
 from rag.models import Document
 
 

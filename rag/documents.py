@@ -11,10 +11,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from rag.dedup.merge import chunks_detach
-from rag.jobs.merging import merge_after_commit
-from rag.jobs.queue import index_send
-from rag.lineage.families import documents_leave_families, family_refresh
+from rag.dedup import chunks_detach
+from rag.jobs import index_send, merge_after_commit
+from rag.lineage import documents_leave_families, family_refresh
 from rag.models import Chunk, Document, IndexingJob, IndexingJobItem
 from rag.storage import stored_copies_delete
 

@@ -9,8 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
-from rag.lineage.releases import release_labels
-from rag.lineage.scope import workspace_version_labels
+from rag.lineage import release_labels, workspace_version_labels
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document, IndexingJob, Workspace
 from rag.records import RecordMember, record_members
 

@@ -21,9 +21,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from rag.documents import documents_archive, documents_unarchive
-from rag.ingest.parsers import UnsupportedFormat, detect_format
-from rag.jobs.lifecycle import documents_show_paths, job_finish_if_done
-from rag.jobs.queue import index_send
+from rag.ingest import UnsupportedFormat, detect_format
+from rag.jobs import documents_show_paths, index_send, job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.storage import file_hash, stored_copies_delete, stored_copy_save
 from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, size_text, upload_refusal

@@ -1,7 +1,6 @@
 from django.urls import path
 
-from rag import views
-from rag.sources import views as source_views
+from rag import source_views, views
 
 urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),

@@ -12,7 +12,7 @@ from django.utils.html import format_html
 
 from rag.admin.common import ReadOnlyInline, SourcesInWords, lineage_edit_report
 from rag.lineage_edits import LineageEditError, families_join, family_reorder, family_split
-from rag.lineage.families import documents_leave_families
+from rag.lineage import documents_leave_families
 from rag.models import Document, DocumentFamily
 
 

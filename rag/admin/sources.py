@@ -8,8 +8,7 @@ from django.http import HttpRequest
 
 from rag.models import Source, SourceFile
 from rag.progress import job_summary
-from rag.sources.git import location_shown
-from rag.sources.services import SourceError, source_sync
+from rag.sources import SourceError, location_shown, source_sync
 
 
 @admin.register(Source)

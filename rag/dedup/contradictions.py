@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from rag.dedup.facts import fact_differences
-from rag.lineage.evidence import different_releases_of_a_series
+from rag.lineage import different_releases_of_a_series
 from rag.models import Chunk, Contradiction
 
 

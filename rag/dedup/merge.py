@@ -33,9 +33,9 @@ from django.utils import timezone
 
 from rag.dedup.contradictions import contradictions_prune, contradictions_raise, near_pairs
 from rag.dedup.neighbours import member_edges, neighbours, search_plan
-from rag.lineage.families import document_lineage_evidence, document_lineage_update, workspace_lineage_rebuild
+from rag.lineage import document_lineage_evidence, document_lineage_update, workspace_lineage_rebuild
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
-from rag.retrieval.vectors import pair_similarities
+from rag.retrieval import pair_similarities
 from rag.unionfind import UnionFind
 
 logger = logging.getLogger(__name__)

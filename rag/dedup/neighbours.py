@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 
-from rag.retrieval.vectors import NeighbourPlan, chunk_neighbours, close_pairs, neighbour_plan
+from rag.retrieval import NeighbourPlan, chunk_neighbours, close_pairs, neighbour_plan
 from rag.unionfind import UnionFind
 
 

@@ -18,8 +18,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from rag.dedup import merge as dedup
-from rag.embeddings.cache import embed_with_cache, text_hash
+from rag.dedup import chunks_detach, reviews_carry_over
+from rag.embeddings import embed_with_cache, text_hash
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
@@ -33,9 +33,9 @@ from rag.ingest.parsers import (
     no_progress,
     parse_document,
 )
-from rag.lineage.labels import VersionLabel, extract_version_label, parse_version, version_key
+from rag.lineage import VersionLabel, extract_version_label, parse_version, version_key
 from rag.models import Chunk, DocType, Document
-from rag.retrieval.identifiers import chunk_identifiers
+from rag.retrieval import chunk_identifiers
 from rag.storage import content_hash, source_read
 
 logger = logging.getLogger(__name__)
@@ -209,7 +209,7 @@ def _index_bytes(
         document.indexed_at = timezone.now()
         document.save()
         old_chunk_ids = list(document.chunks.values_list("pk", flat=True))
-        dedup.chunks_detach(chunk_ids=old_chunk_ids)
+        chunks_detach(chunk_ids=old_chunk_ids)
         chunks = Chunk.objects.bulk_create(
             Chunk(
                 workspace_id=workspace_id,
@@ -227,7 +227,7 @@ def _index_bytes(
             for draft, vector in zip(drafts, vectors)
         )
         if old_chunk_ids:
-            dedup.reviews_carry_over(old_chunk_ids=old_chunk_ids, new_chunks=chunks)
+            reviews_carry_over(old_chunk_ids=old_chunk_ids, new_chunks=chunks)
             Chunk.objects.filter(pk__in=old_chunk_ids).delete()
     logger.info(
         "document indexed",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from rag.dedup.merge import MergeStats, document_merge
+from rag.dedup import MergeStats, document_merge
 from rag.jobs.lifecycle import job_items_merged
 from rag.jobs.queue import merge_send
-from rag.lineage.release_inference import document_release_infer
+from rag.lineage import document_release_infer
 
 
 def document_merge_settle(*, document_id: int) -> MergeStats:

@@ -13,7 +13,7 @@ from celery.exceptions import TimeLimitExceeded
 from django.conf import settings
 from django.db import connections
 
-from rag.dedup.merge import workspace_merge
+from rag.dedup import workspace_merge
 from rag.jobs.lifecycle import job_item_fail, job_items_merged
 from rag.jobs.merging import document_merge_settle
 from rag.jobs.queue import INDEX_DOCUMENT, MERGE_DOCUMENT, MERGE_WORKSPACE, REAP_JOB_ITEMS, TRANSIENT_ERRORS

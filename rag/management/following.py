@@ -10,8 +10,7 @@ import time
 from django.core.management.base import CommandError, OutputWrapper
 from tqdm import tqdm
 
-from rag.jobs.broker import live_workers
-from rag.jobs.run import job_item_run
+from rag.jobs import job_item_run, live_workers
 from rag.models import IndexingJob, IndexingJobItem
 from rag.progress import job_progress, job_summary
 

@@ -4,23 +4,38 @@ Callers that rank passages of the results themselves (chat's answer units) encod
 rag.embeddings (`embed_with_cache`), the same embedding cache as indexing.
 """
 
+from rag.retrieval.identifiers import chunk_identifiers
 from rag.retrieval.options import (
+    DOC_TYPE_MODES,
+    MODES,
+    RECENCY_MODES,
     SearchFilters,
     SearchOptionError,
     SearchOptions,
     options_from_params,
     parse_datetime_bound,
 )
-from rag.retrieval.results import SearchResult, SearchResultSet
+from rag.retrieval.results import UNLICENSED, SearchResult, SearchResultSet
 from rag.retrieval.search import search
+from rag.retrieval.vectors import NeighbourPlan, chunk_neighbours, close_pairs, neighbour_plan, pair_similarities
 
 __all__ = [
+    "DOC_TYPE_MODES",
+    "MODES",
+    "NeighbourPlan",
+    "RECENCY_MODES",
+    "UNLICENSED",
     "SearchFilters",
     "SearchOptionError",
     "SearchOptions",
     "SearchResult",
     "SearchResultSet",
+    "chunk_identifiers",
+    "chunk_neighbours",
+    "close_pairs",
+    "neighbour_plan",
     "options_from_params",
+    "pair_similarities",
     "parse_datetime_bound",
     "search",
 ]

@@ -41,7 +41,7 @@ from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
-from rag.lineage.releases import release_label, release_labels
+from rag.lineage import release_label, release_labels
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion

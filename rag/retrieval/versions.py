@@ -18,10 +18,18 @@ from typing import Any
 
 from django.conf import settings
 
-from rag.lineage.calendar import release_calendar, release_window, series_label
-from rag.lineage.labels import parse_version, version_in_series, version_key
-from rag.lineage.query import QueryLineage, analyse_query
-from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.lineage import (
+    QueryLineage,
+    analyse_query,
+    documents_as_of,
+    parse_version,
+    release_calendar,
+    release_window,
+    series_label,
+    version_in_series,
+    version_key,
+    workspace_version_labels,
+)
 from rag.retrieval import vectors
 from rag.retrieval.options import SearchOptions
 

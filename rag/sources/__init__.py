@@ -1,1 +1,13 @@
-"""Folder and Git sources that a workspace keeps in sync: each sync is an indexing job (rag.uploads, rag.jobs)."""
+"""Folder and Git sources that a workspace keeps in sync: each sync is an indexing job (rag.uploads, rag.jobs).
+
+The face the admin, the commands and the Sources page use: the services (add, remove, sync), the reads, how a
+Git location is shown, and the watcher of folders.
+"""
+
+from rag.sources.git import location_shown
+from rag.sources.selectors import changes_text, source_get, source_list, source_row
+from rag.sources.services import SourceError, source_add, source_remove, source_sync
+from rag.sources.watch import sources_watch, watched_folders
+
+__all__ = ["SourceError", "changes_text", "location_shown", "source_add", "source_get", "source_list",
+           "source_remove", "source_row", "source_sync", "sources_watch", "watched_folders"]

@@ -6,7 +6,7 @@ import logging
 
 from celery import shared_task
 
-from rag.jobs.queue import SYNC_DUE_SOURCES, SYNC_SOURCE, TRANSIENT_ERRORS, task_send
+from rag.jobs import SYNC_DUE_SOURCES, SYNC_SOURCE, TRANSIENT_ERRORS, task_send
 from rag.sources.services import SourceError, source_sync, sources_due
 
 logger = logging.getLogger(__name__)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rag.lineage.calendar import release_calendar_reset
-from rag.lineage.release_inference import workspace_releases_infer
+from rag.lineage import release_calendar_reset, workspace_releases_infer
 from rag.models import Workspace
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rag.dedup.merge import workspace_merge
-from rag.jobs.queue import workspace_merge_send
+from rag.dedup import workspace_merge
+from rag.jobs import workspace_merge_send
 from rag.models import Workspace
 
 

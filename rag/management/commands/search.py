@@ -18,8 +18,16 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rag import embeddings
 from rag.models import Workspace
-from rag.retrieval import SearchOptionError, SearchResult, SearchResultSet, options_from_params, search
-from rag.retrieval.options import DOC_TYPE_MODES, MODES, RECENCY_MODES
+from rag.retrieval import (
+    DOC_TYPE_MODES,
+    MODES,
+    RECENCY_MODES,
+    SearchOptionError,
+    SearchResult,
+    SearchResultSet,
+    options_from_params,
+    search,
+)
 
 
 class Command(BaseCommand):

@@ -9,9 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from rag.management.following import job_follow
 from rag.models import Source, Workspace
-from rag.sources.git import location_shown
-from rag.sources.selectors import changes_text, source_row
-from rag.sources.services import SourceError, source_add, source_remove, source_sync
+from rag.sources import SourceError, changes_text, location_shown, source_add, source_remove, source_row, source_sync
 
 
 class Command(BaseCommand):

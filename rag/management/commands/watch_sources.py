@@ -7,7 +7,7 @@ import threading
 
 from django.core.management.base import BaseCommand
 
-from rag.sources.watch import sources_watch, watched_folders
+from rag.sources import sources_watch, watched_folders
 
 
 class Command(BaseCommand):
