@@ -42,6 +42,10 @@ FIRST = ["Anna", "Per", "Sophie", "Mark", "Elena", "Tobias", "Grace", "Henrik", 
 LAST = ["Halvorsen", "Meyer", "Dubois", "Jansen", "Rossi", "Lindqvist", "O'Brien", "Kowalski", "Virtanen",
         "Ferreira", "Novak", "Schmidt", "Andersen", "Clarke", "Moreau", "Bakker", "Sorensen", "Walsh"]
 
+# Optional clauses and how often an agreement has each.
+OPTIONAL = {"cpi": 0.5, "service_levels": 0.6, "confidentiality": 0.7, "data_protection": 0.5, "liability": 0.6,
+            "insurance": 0.3, "non_solicitation": 0.3, "subcontractors": 0.25}
+
 
 def build(rng: random.Random) -> list[Doc]:
     fees = rng.sample(range(1000, 6001, 50), len(CUSTOMERS))
@@ -82,10 +86,6 @@ def build(rng: random.Random) -> list[Doc]:
             docs.append(_agreement({**spec, "amended": effective, "fee": raised, "original_signed": signed,
                                     "term_until": until}, random.Random(seed), edition=2))
     return docs
-
-
-OPTIONAL = {"cpi": 0.5, "service_levels": 0.6, "confidentiality": 0.7, "data_protection": 0.5, "liability": 0.6,
-            "insurance": 0.3, "non_solicitation": 0.3, "subcontractors": 0.25}
 
 
 def _agreement(spec: dict, rng: random.Random, *, edition: int) -> Doc:
