@@ -107,7 +107,8 @@ def family_figures(workspace_id: int, slug: str, listing: dict[str, dict]) -> tu
         family is None or all(listing[other]["version_group"] == listing[name]["version_group"]
                               for other in members[family])))
     largest = max(members.values(), key=len, default=[])
-    superseded = siblings_superseded(Document.objects.filter(workspace_id=workspace_id), listing)
+    documents = Document.objects.filter(workspace_id=workspace_id)
+    superseded = siblings_superseded(documents, listing)
     return {
         "documents": scores["documents"], "families": scores["families"], "purity": scores["purity"],
         "recall": scores["recall"], "version_groups_of_2_plus": scores["pages_in_2_plus_releases"],
@@ -116,6 +117,7 @@ def family_figures(workspace_id: int, slug: str, listing: dict[str, dict]) -> tu
         "largest_family": {"size": len(largest), "version_groups": len({listing[n]["version_group"] for n in largest}),
                            "templates": sorted({listing[n]["template"] for n in largest})},
         "sizes": scores["sizes"], "siblings_superseded": len(superseded), "superseded_examples": superseded[:12],
+        "versions_taken_for_copies": versions_taken_for_copies(documents, listing),
         "unindexed_files": unindexed_files(slug),
     }, memberships
 
@@ -157,6 +159,19 @@ def siblings_superseded(documents, listing: dict[str, dict]) -> list[dict]:
                           "superseded_by": [f"{listing[s]['path']} ({listing[s]['subject']})" if s in listing else s
                                             for s in strangers[:3]]})
     return found
+
+
+def versions_taken_for_copies(documents, listing: dict[str, dict]) -> list[str]:
+    """True versions stored as a copy of another edition of their subject: every edition states other values (an
+    amended fee, more leave days), so a copy stands for a version whose changes lineage did not see. Recall counts
+    them as joined; this says how."""
+    paths = dict(documents.values_list("pk", "path"))
+    found = []
+    for path, original in documents.exclude(copy_of=None).values_list("path", "copy_of_id"):
+        entry, other = listing.get(Path(path).name), listing.get(Path(paths.get(original, "")).name)
+        if entry and other and entry["version_group"] == other["version_group"]:
+            found.append(f"{entry['path']} ({entry['edition_label']}) copy of {other['path']} ({other['edition_label']})")
+    return sorted(found)
 
 
 def wrong_joins(workspace_id: int, listing: dict[str, dict], per_family: int = 3) -> list[dict]:
@@ -344,9 +359,12 @@ def report(figures: dict, records: list[dict], *, details: bool, joins: list[dic
           f"only their version group {_fmt(families['documents_with_only_their_version_group'])}; largest family "
           f"{largest['size']} ({largest['version_groups']} version groups, {', '.join(largest['templates'])}); "
           f"sizes {families['sizes']}; files not indexed {families['unindexed_files']}")
-    print(f"siblings superseded by another sibling: {families['siblings_superseded']}")
+    print(f"siblings superseded by another sibling: {families['siblings_superseded']}; true versions taken for a "
+          f"copy of another edition: {len(families['versions_taken_for_copies'])} (no target)")
     for example in families["superseded_examples"][:6]:
         print(f"  {example['document']} ({example['subject']}) <- {'; '.join(example['superseded_by'])}")
+    for copy in families["versions_taken_for_copies"][:6]:
+        print(f"  {copy}")
     print(f"sibling questions ({asked['sibling_questions']}): expected document in the top {TOP} "
           f"{_fmt(asked['sibling_top3'])}, value first {_fmt(asked['sibling_value_first'])}, "
           f"abstained {asked['sibling_abstained']}")

@@ -15,7 +15,9 @@ if str(BENCHMARKS) not in sys.path:
     sys.path.append(str(BENCHMARKS))
 
 from eval_families import family_scores  # noqa: E402
-from eval_siblings import contradiction_figures, family_listing, other_siblings_values, siblings_superseded  # noqa: E402
+from eval_siblings import (  # noqa: E402
+    contradiction_figures, family_listing, other_siblings_values, siblings_superseded, versions_taken_for_copies,
+)
 from rag.models import Contradiction, Document, DocumentFamily  # noqa: E402
 from tests.rag.factories import ChunkFactory, DocumentFactory  # noqa: E402
 
@@ -86,3 +88,14 @@ def test_contradictions_are_filed_as_between_siblings_versions_or_templates(work
 
     assert figures["pending"] == {"siblings": 1, "versions": 1, "unrelated": 1, "unknown": 0}
     assert figures["sibling_examples"][0]["a"] == "contracts/fjord.md (Fjord AS)"
+
+
+@pytest.mark.django_db
+def test_an_amended_agreement_stored_as_a_copy_of_the_original_is_a_version_taken_for_a_copy(workspace) -> None:
+    documents = {name: DocumentFactory(workspace=workspace, path=f"/corpus/contracts/{name}") for name in LISTING}
+    for copy, original in (("acme-amended.md", "acme.md"), ("fjord.md", "cobalt.md")):
+        documents[copy].copy_of = documents[original]
+        documents[copy].save()
+
+    assert versions_taken_for_copies(Document.objects.filter(workspace=workspace), LISTING) == [
+        "contracts/acme-amended.md (2025) copy of contracts/acme.md (2024)"]
