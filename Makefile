@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval eval-real eval-scale eval-lineage eval-git install clean-data
+.PHONY: run test bench eval eval-real eval-scale eval-lineage eval-git eval-siblings install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -76,6 +76,14 @@ eval-lineage: $(STAMP)
 # encoded against distinct texts, and version questions (benchmarks/git_version_questions.json).
 eval-git: $(STAMP)
 	$(PY) benchmarks/eval_git_versions.py
+
+# Siblings are not versions (issue 42): the frozen template pile of demo/siblings/ (five templates' siblings and a few
+# true versions) indexed in-process in its own DATA_DIR (var/bench/siblings), then family purity and recall, siblings
+# superseded by siblings, sibling, version and across questions, and contradictions between siblings, MET or MISSED
+# (benchmarks/eval_siblings.py). A rerun reuses the index: SIBLINGS_ARGS="--fresh" after lineage changes;
+# "--encoder hashing" for speed; "--details" for each failing question; "--json OUT".
+eval-siblings: $(STAMP)
+	$(PY) benchmarks/eval_siblings.py $(SIBLINGS_ARGS)
 
 # Removes the development instance's data (database, redis, uploads). Asks nothing: be sure.
 clean-data:
