@@ -25,7 +25,7 @@ from rag.ingest import UnsupportedFormat, detect_format
 from rag.jobs import documents_show_paths, index_send, job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.storage import file_hash, stored_copies_delete, stored_copy_save
-from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, size_text, upload_refusal
+from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, quota_hold, size_text, upload_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -362,9 +362,11 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
     hidden = len(files) - len(wanted)
     with transaction.atomic():
         with connection.cursor() as cursor:
-            # Paths are chosen and their items stored as one step: two uploads of one name at once get two paths.
+            # Paths are chosen, the quota counted and the items stored as one step: two uploads of one name at
+            # once get two paths, and two that each fit the quota alone cannot both take its last room.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_UPLOAD_PATHS_LOCK, workspace.pk])
         items = _upload_items(workspace, staged)
+        quota_hold(workspace=workspace, items=items)
         job = IndexingJob.objects.create(
             workspace=workspace, source=IndexingJob.Source.UPLOAD, created_by=created_by,
             description=f"{len(items)} uploaded file(s)" + (f", {hidden} hidden file(s) left out" if hidden else ""),
