@@ -283,6 +283,8 @@ INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 102
 # only up to these many supported members and bytes in all, so that a zip bomb fails as one item.
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=2000)
 UPLOAD_ZIP_MAX_MEMBERS = env.int("UPLOAD_ZIP_MAX_MEMBERS", default=5000)
+# Entries of any kind (folders, hidden and unsupported files too), counted before the archive's directory is read.
+UPLOAD_ZIP_MAX_ENTRIES = env.int("UPLOAD_ZIP_MAX_ENTRIES", default=4 * UPLOAD_ZIP_MAX_MEMBERS)
 UPLOAD_ZIP_MAX_BYTES = env.int("UPLOAD_ZIP_MAX_BYTES", default=1024 * 1024 * 1024)
 # An Office or OpenDocument file is a zip: past this many unpacked bytes (sheets aside) it is refused as a bomb.
 OFFICE_MAX_UNPACKED_BYTES = env.int("OFFICE_MAX_UNPACKED_BYTES", default=256 * 1024 * 1024)

@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from rag.documents import documents_archive, documents_unarchive
-from rag.ingest import UnsupportedFormat, detect_format
+from rag.ingest import UnsupportedFormat, detect_format, zip_entry_count
 from rag.jobs import documents_show_paths, index_send, job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.storage import file_hash, stored_copies_delete, stored_copy_save
@@ -196,8 +196,13 @@ def _stage_zip(archive: UploadedFile, relative: str, batch: str, budget: UploadB
 
     The limits apply to the sizes the archive declares, before anything is unpacked: zipfile
     never yields more bytes than declared and checks the CRC, so a lying header fails its member.
+    Its entries are counted first, from its end record and directory bytes: zipfile would parse
+    the whole directory (an object per entry, millions in a 1 GB zip) before any cap applied.
     """
     try:
+        if (entries := zip_entry_count(archive)) > settings.UPLOAD_ZIP_MAX_ENTRIES:
+            return [_Staged(path=f"uploads/{relative}", error=f"archive too large: {entries} entries (limit "
+                                                                f"{settings.UPLOAD_ZIP_MAX_ENTRIES}); nothing unpacked")]
         with zipfile.ZipFile(archive) as bundle:
             members, unsupported = [], []
             for info in bundle.infolist():

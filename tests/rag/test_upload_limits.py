@@ -4,8 +4,9 @@ no copy kept of what will never be indexed, and one name never replacing another
 from __future__ import annotations
 
 import io
-import threading
 import struct
+import threading
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from rag.jobs.run import job_item_run
 from rag.storage import stored_name
 from rag.uploads import IncomingFile, upload_job_create
 from tests.factories import UserFactory, WorkspaceFactory
+from tests.rag.parser_support import many_entry_zip
 
 pytestmark = pytest.mark.django_db
 
@@ -256,3 +258,19 @@ def test_two_uploads_at_once_cannot_both_take_the_last_room_of_the_quota(setting
     assert "would pass the workspace's storage quota of 10 KB" in refused[0].error
     assert sum(item.stored_bytes for item in IndexingJobItem.objects.filter(job__workspace=workspace)) <= 10_000
     assert _stored_files() == [_copy(kept[0])]  # the refused upload's copy is gone
+
+
+def test_a_zip_of_200000_entries_is_refused_from_its_end_record_before_its_directory_is_parsed(workspace, user):
+    """Issue 37: zipfile parsed the whole central directory (an object per entry) before the member cap."""
+    archive = SimpleUploadedFile("many.zip", many_entry_zip(200_000))
+    tracemalloc.start()
+    try:
+        job = upload_job_create(workspace=workspace, files=[IncomingFile(archive, "many.zip")], created_by=user)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    item = job.items.get()
+    assert (item.path, item.status) == ("uploads/many.zip", IndexingJobItem.Status.FAILED)
+    assert item.error == "archive too large: 200000 entries (limit 20000); nothing unpacked"
+    assert peak < 8 * 1024 * 1024, f"{peak / 1024 / 1024:.0f} MB"
+    assert _stored_files() == []
