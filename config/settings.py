@@ -10,7 +10,8 @@ from pathlib import Path
 import environ
 
 from config.file_storage import file_storage_config
-from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
+from config.instance import LOCAL_HOSTS, is_loopback, secret_key_read_or_create, serves_network
+from config.logging import logging_config
 from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -36,12 +37,17 @@ except ServiceError as exc:
 
 # --- hosts and secrets ----------------------------------------------------------
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS)
-# Serving any host but this machine's is production: a set SECRET_KEY and HTTPS by default.
-SERVES_NETWORK = serves_network(ALLOWED_HOSTS)
+# Serving any host but this machine's is production: a set SECRET_KEY, HTTPS by default, no development license
+# key. Said by the hosts named, `make run`'s DOCENT_HOST, or DOCENT_SERVES_NETWORK=true (a web server started by
+# hand, or behind a proxy that may send `Host: 127.0.0.1`); config/web_server.py refuses a bind beyond loopback
+# on an instance that does not serve the network.
+SERVES_NETWORK = env.bool("DOCENT_SERVES_NETWORK", default=serves_network(ALLOWED_HOSTS)
+                          or not is_loopback(env.str("DOCENT_HOST", default="127.0.0.1")))
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if SERVES_NETWORK:
-        _fail("SECRET_KEY must be set when ALLOWED_HOSTS names hosts other than this machine's")
+        _fail("SECRET_KEY must be set when the instance serves the network (ALLOWED_HOSTS names hosts other than "
+              "this machine's, DOCENT_HOST is not loopback, or DOCENT_SERVES_NETWORK=true)")
     # This machine only (`make run`): generated once and kept, so sessions survive restarts.
     SECRET_KEY = secret_key_read_or_create(DATA_DIR / "secret_key")
 # Behind a TLS proxy (the default when serving the network): redirect to HTTPS, secure cookies, HSTS.
@@ -247,18 +253,7 @@ WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=5)
 
 # --- logging: one structured line per event -----------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"kv": {"()": "config.logging.KeyValueFormatter"}},
-    "filters": {"health_probe": {"()": "config.logging.HealthProbeFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "kv", "filters": ["health_probe"]}},
-    "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {
-        "django.db.backends": {"level": "WARNING"},
-        "pgserver": {"level": "WARNING"},
-    },
-}
+LOGGING = logging_config(LOG_LEVEL)
 
 # --- Docent knobs ---------------------------------------------------------------
 # The indexing encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", "onnx", "onnx-int8", or "hashing" (tests only).
