@@ -23,6 +23,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("docent")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# How every task is carried, whatever the install (settings hold what one may tune): JSON only; acknowledged once it
+# ran, so that a task whose worker died runs again; one message per pool process at a time; no event stream.
+app.conf.update(
+    accept_content=["json"], task_serializer="json", result_serializer="json", result_expires=3600,
+    task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
+    broker_connection_retry_on_startup=True, worker_send_task_events=False,
+)
 app.autodiscover_tasks()
 # The indexing tasks live in rag/jobs/tasks.py, not in an app's tasks.py: loaded, like those, when the app is.
 app.autodiscover_tasks(["rag.jobs"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -12,7 +13,7 @@ import environ
 from config.file_storage import file_storage_config
 from config.instance import LOCAL_HOSTS, is_loopback, secret_key_read_or_create, serves_network
 from config.logging import logging_config
-from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir
+from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir, redis_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -92,6 +93,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    "axes",  # sign-in throttling (config/sign_in.py)
     "config",  # `manage.py services`: the embedded services of this DATA_DIR
     "licensing",
     "rag",
@@ -112,6 +114,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "rag.middleware.CurrentWorkspaceMiddleware",
     "licensing.middleware.FeatureCacheMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a locked-out sign-in into its 429
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -135,16 +138,14 @@ TEMPLATES = [
     },
 ]
 
-AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
-]
+AUTH_PASSWORD_VALIDATORS = [{"NAME": f"django.contrib.auth.password_validation.{name}"} for name in (
+    "UserAttributeSimilarityValidator", "MinimumLengthValidator", "CommonPasswordValidator",
+    "NumericPasswordValidator")]
 # Overridable only so the test suite can trade hashing cost for speed (config/testing.py).
 if env.list("PASSWORD_HASHERS", default=[]):
     PASSWORD_HASHERS = env.list("PASSWORD_HASHERS")
 LOGIN_URL = "login"
+AUTHENTICATION_BACKENDS = ["config.sign_in.SignInThrottle", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -171,7 +172,6 @@ STORAGE_ADDRESSING_STYLE = env.str("STORAGE_ADDRESSING_STYLE", default="path" if
 # (10 s x 30: an outage of five minutes costs no file).
 STORAGE_RETRY_SECONDS = env.int("STORAGE_RETRY_SECONDS", default=10)
 STORAGE_RETRY_MAX = env.int("STORAGE_RETRY_MAX", default=30)
-
 
 STORAGES = {
     "default": file_storage_config(STORAGE_URL, endpoint=STORAGE_ENDPOINT_URL, region=STORAGE_REGION,
@@ -201,19 +201,30 @@ if HTTPS:
     # /healthz is polled by load balancers over plain HTTP.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-# --- Celery ----------------------------------------------------------------------
+# --- sign-in throttling and the API's rate -------------------------------------------
+# Counted in a cache every web process shares: Redis, in a database of its own beside the broker's, so that
+# clearing the cache never drops a queued task.
+CACHE_URL = env.str("CACHE_URL", default="") or redis_database_url(REDIS_URL, database=1)
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+# Failed sign-ins for one user name from one address before both are refused (django-axes, config/sign_in.py).
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+# How long a locked-out pair waits: guessing becomes slow, a user who mistyped waits minutes, not forever.
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # a guesser locks out itself, not the account's owner
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # nor keeps a shared address locked by trying on
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+AXES_LOCKOUT_CALLABLE = "config.sign_in.lockout_response"
+AXES_ENABLE_ADMIN = False  # attempts live in the cache, not in the tables its admin screens would show
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no line per process start and sign-in; a lockout is still logged as a warning
+# Search API requests one user may make a minute (tokens and session together); past it a 429 says when to retry.
+API_REQUESTS_PER_MINUTE = env.int("API_REQUESTS_PER_MINUTE", default=60)
+
+# --- Celery (what no install changes, serializers and acknowledgement, is set on the app: config/celery.py) --------
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
-CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_TASK_SERIALIZER = "json"
-CELERY_RESULT_SERIALIZER = "json"
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
-CELERY_RESULT_EXPIRES = 3600
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ROUTES = {
     "rag.tasks.index_*": {"queue": "ingest"},
     "rag.tasks.merge_*": {"queue": "merge"},
@@ -221,7 +232,6 @@ CELERY_TASK_ROUTES = {
     "chat.tasks.*": {"queue": "answers"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_WORKER_SEND_TASK_EVENTS = False
 # Redis hands an unacknowledged task to another worker after this long: it must outlast the longest
 # task's hard time limit (merge_workspace, 3660 s; tests/config/test_celery_limits.py checks), or a
 # long task runs twice. A task whose worker died still comes back: after this, or through the reaper.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 
 from devkit.faults import QUEUES, PoolWorker
@@ -19,6 +20,16 @@ def license_development_key(settings):
     """Licenses made by LicenseFactory are signed by the suite's own development key, which an instance
     serving this machine alone (the suite's) honours; no test can sign with a vendor key."""
     settings.LICENSE_DEVELOPMENT_KEY = TEST_DEVELOPMENT_KEY
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Sign-in failures and API counts live in the shared cache (Redis), which outlives a test: each starts
+    without them. The cache has its own Redis database, so the broker's queues stay as they are."""
+    try:
+        cache.clear()
+    except Exception:  # noqa: BLE001 - a test that takes Redis down starts with whatever it left
+        pass
 
 
 @pytest.fixture
