@@ -260,7 +260,7 @@ CELERY_BEAT_SCHEDULE = {
     "sync-due-sources": {"task": "rag.sources.tasks.sync_due_sources", "schedule": float(SOURCE_SCHEDULE_TICK_SECONDS)},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-# Workers write a heartbeat key; /healthz reads it rather than broadcasting pings.
+# Workers and beat write a heartbeat this often; /healthz reads it (stale after three) rather than broadcasting pings.
 WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=5)
 
 # --- logging: one structured line per event -----------------------------------
