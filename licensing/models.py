@@ -30,15 +30,15 @@ class Feature(models.Model):
 
 
 class LicenseTier(models.Model):
-    """A bundle of features; a higher rank is a more complete offer."""
+    """A tier's name and rank as shown; what it grants is fixed in code (licensing.features.TIER_FEATURES)
+    or carried by each key, so that no edit here widens what a signed key grants."""
 
-    slug = models.SlugField(unique=True)
+    slug = models.SlugField(unique=True, help_text="What license keys name; fixed once the tier exists.")
     name = models.CharField(max_length=100)
     rank = models.PositiveSmallIntegerField(
         unique=True,
         help_text="Higher ranks are better tiers; decides which tier to name when several enable a feature.",
     )
-    features = models.ManyToManyField(Feature, related_name="tiers", blank=True)
 
     class Meta:
         ordering = ["rank"]

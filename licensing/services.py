@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
 from django.utils import timezone
 
-from licensing.features import REGISTRY
+from licensing.features import REGISTRY, TIER_FEATURES, license_features
 from licensing.keys import LicenseKeyError
 from licensing.models import Installation, License, LicenseEvent, LicenseTier
 from licensing.trust import (
@@ -89,6 +89,8 @@ class TierInfo:
     trial: bool = False
     # Signed by LICENSE_DEVELOPMENT_KEY: shown as DEVELOPMENT_NOTICE wherever the tier is.
     development: bool = False
+    # What this grant opens: its key's features, else its tier's as fixed in code (never the tier's row).
+    features: frozenset[str] = frozenset()
 
     @property
     def development_notice(self) -> str:
@@ -118,10 +120,11 @@ def installation_id() -> str:
 @dataclass(frozen=True)
 class SignatureCheck:
     """What a license row's signed key is worth here: `problem` says why it grants nothing ("" when it
-    grants); `development` marks a key signed by LICENSE_DEVELOPMENT_KEY."""
+    grants `features`); `development` marks a key signed by LICENSE_DEVELOPMENT_KEY."""
 
     problem: str
     development: bool = False
+    features: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
@@ -152,11 +155,11 @@ def license_signature_check(license: License) -> SignatureCheck:
     row = (license.license_id, license.workspace.slug, license.tier.slug, license.valid_from, license.valid_until)
     if signed != row:
         return SignatureCheck("changed since it was installed: the row no longer matches its key", verified.development)
-    return SignatureCheck("", verified.development)
+    return SignatureCheck("", verified.development, license_features(payload.tier, payload.features))
 
 
-def _effective_licenses(workspace_id: int) -> list[tuple[License, bool]]:
-    """Active licenses of the workspace whose keys hold, each with whether the development key signed it;
+def _effective_licenses(workspace_id: int) -> list[tuple[License, SignatureCheck]]:
+    """Active licenses of the workspace whose keys hold, each with what its key grants;
     best tier first, the longest-lasting first among equals."""
     licenses = (
         License.objects.active()
@@ -166,7 +169,7 @@ def _effective_licenses(workspace_id: int) -> list[tuple[License, bool]]:
         .order_by("-tier__rank", models.F("valid_until").desc(nulls_first=True))
     )
     checks = [(license, license_signature_check(license)) for license in licenses]
-    return [(license, check.development) for license, check in checks if not check.problem]
+    return [(license, check) for license, check in checks if not check.problem]
 
 
 def _trial_tier(workspace_id: int) -> tuple[LicenseTier, datetime] | None:
@@ -208,30 +211,31 @@ def _granted_tiers(workspace_id: int) -> list[TierInfo]:
     """Every tier the workspace holds now, best first: signed licenses, the trial, grants made in process."""
     tiers = [
         TierInfo(name=license.tier.name, slug=license.tier.slug, rank=license.tier.rank,
-                 valid_until=license.valid_until, development=development)
-        for license, development in _effective_licenses(workspace_id)
+                 valid_until=license.valid_until, development=check.development, features=check.features)
+        for license, check in _effective_licenses(workspace_id)
     ]
     if trial := _trial_tier(workspace_id):
         tier, ends = trial
-        tiers.append(TierInfo(name=tier.name, slug=tier.slug, rank=tier.rank, valid_until=ends, trial=True))
+        tiers.append(TierInfo(name=tier.name, slug=tier.slug, rank=tier.rank, valid_until=ends, trial=True,
+                              features=license_features(TRIAL_TIER)))
     if workspace_id in _process_grants and (
         granted := LicenseTier.objects.filter(slug=_process_grants[workspace_id]).first()
     ):
-        tiers.append(TierInfo(name=granted.name, slug=granted.slug, rank=granted.rank, valid_until=None))
+        tiers.append(TierInfo(name=granted.name, slug=granted.slug, rank=granted.rank, valid_until=None,
+                              features=license_features(granted.slug)))
     # A genuine license ranks before a development one, and a paid tier before a trial, of the same tier
     # (the sort is stable, and licenses come first).
     return sorted(tiers, key=lambda info: (-info.rank, info.development))
 
 
 def _active_feature_keys(workspace_id: int) -> frozenset[str]:
-    slugs = {info.slug for info in _cached("tiers", workspace_id, lambda: _granted_tiers(workspace_id))}
-    return frozenset(
-        LicenseTier.objects.filter(slug__in=slugs, features__isnull=False).values_list("features__key", flat=True)
-    )
+    return frozenset().union(*(info.features for info in _cached("tiers", workspace_id,
+                                                                 lambda: _granted_tiers(workspace_id))))
 
 
 def has_feature(workspace_id: int, key: str) -> bool:
-    """True while the workspace holds a tier including `key`: an active license with a valid signature,
+    """True while the workspace holds a grant including `key` (what a key signs, else its tier's features as
+    fixed in licensing.features, never as edited in the admin): an active license with a valid signature,
     the built-in trial (demo workspace), or a grant made in this process by evaluation code.
 
     Never raises for a gate: callers fall back softly when this says no.
@@ -251,7 +255,8 @@ def workspace_tier(workspace_id: int) -> TierInfo | None:
 
 def tier_for_feature(key: str) -> str:
     """Name of the lowest tier that enables `key` ("Available in Writer Pro"); "" when no tier does."""
-    tier = LicenseTier.objects.filter(features__key=key).order_by("rank").first()
+    tier = LicenseTier.objects.filter(slug__in=[slug for slug, keys in TIER_FEATURES.items() if key in keys]
+                                      ).order_by("rank").first()
     return tier.name if tier else ""
 
 

@@ -25,7 +25,8 @@ VENDOR_PUBLIC_KEYS: tuple[str, ...] = (
 
 DEVELOPMENT_NOTICE = "development key: not a genuine license"
 DEVELOPMENT_REFUSED = (
-    f"{DEVELOPMENT_NOTICE}; it grants nothing on an instance that serves the network (ALLOWED_HOSTS)"
+    f"{DEVELOPMENT_NOTICE}; it grants nothing on an instance that serves the network "
+    "(ALLOWED_HOSTS, DOCENT_HOST or DOCENT_SERVES_NETWORK)"
 )
 
 

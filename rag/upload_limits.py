@@ -8,6 +8,9 @@ says why, so it fails alone, by name, in the job. A request larger than
 UPLOAD_MAX_BYTES is stopped at its first file. Staging then spends a budget: the
 lesser of UPLOAD_MAX_BYTES and what is left of the workspace's quota, checked against
 declared sizes before anything is written and against the bytes actually written.
+That budget is read before the upload holds any lock, so that a large upload never
+blocks another while it arrives; `quota_hold` counts the quota again under the
+workspace's upload lock, where two uploads at once cannot both take the last room.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.db import connection
+from django.utils import timezone
 
 from rag.models import IndexingJob, IndexingJobItem, Workspace
 
@@ -165,3 +169,21 @@ class UploadBudget:
 
     def spend(self, size: int) -> None:
         self.left -= size
+
+
+def quota_hold(*, workspace: Workspace, items: list[IndexingJobItem]) -> None:
+    """Fail the queued items whose stored copies would pass the workspace's quota as it stands now.
+
+    Called with the items of one upload under the workspace's upload lock (rag.uploads): what
+    another upload stored meanwhile is committed and counted, so of two uploads that each fit
+    alone the second is refused, file by file, as staging refuses them.
+    """
+    budget, now = UploadBudget(workspace=workspace), timezone.now()
+    for item in items:
+        if item.status != IndexingJobItem.Status.QUEUED:
+            continue  # failed, skipped or identical to a document: its copy is not kept
+        if refused := budget.refusal(item.stored_bytes):
+            item.status, item.error = IndexingJobItem.Status.FAILED, f"not stored: {refused}"
+            item.started_at = item.finished_at = now
+        else:
+            budget.spend(item.stored_bytes)

@@ -21,11 +21,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from rag.documents import documents_archive, documents_unarchive
-from rag.ingest import UnsupportedFormat, detect_format
+from rag.ingest import UnsupportedFormat, detect_format, zip_entry_count
 from rag.jobs import documents_show_paths, index_send, job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.storage import file_hash, stored_copies_delete, stored_copy_save
-from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, size_text, upload_refusal
+from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, quota_hold, size_text, upload_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -196,8 +196,13 @@ def _stage_zip(archive: UploadedFile, relative: str, batch: str, budget: UploadB
 
     The limits apply to the sizes the archive declares, before anything is unpacked: zipfile
     never yields more bytes than declared and checks the CRC, so a lying header fails its member.
+    Its entries are counted first, from its end record and directory bytes: zipfile would parse
+    the whole directory (an object per entry, millions in a 1 GB zip) before any cap applied.
     """
     try:
+        if (entries := zip_entry_count(archive)) > settings.UPLOAD_ZIP_MAX_ENTRIES:
+            return [_Staged(path=f"uploads/{relative}", error=f"archive too large: {entries} entries (limit "
+                                                                f"{settings.UPLOAD_ZIP_MAX_ENTRIES}); nothing unpacked")]
         with zipfile.ZipFile(archive) as bundle:
             members, unsupported = [], []
             for info in bundle.infolist():
@@ -362,9 +367,11 @@ def upload_job_create(*, workspace: Workspace, files: list[IncomingFile], create
     hidden = len(files) - len(wanted)
     with transaction.atomic():
         with connection.cursor() as cursor:
-            # Paths are chosen and their items stored as one step: two uploads of one name at once get two paths.
+            # Paths are chosen, the quota counted and the items stored as one step: two uploads of one name at
+            # once get two paths, and two that each fit the quota alone cannot both take its last room.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_UPLOAD_PATHS_LOCK, workspace.pk])
         items = _upload_items(workspace, staged)
+        quota_hold(workspace=workspace, items=items)
         job = IndexingJob.objects.create(
             workspace=workspace, source=IndexingJob.Source.UPLOAD, created_by=created_by,
             description=f"{len(items)} uploaded file(s)" + (f", {hidden} hidden file(s) left out" if hidden else ""),

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 
-from devkit.faults import QUEUES, PoolWorker
+from devkit.faults import QUEUES, Beat, PoolWorker
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.licensing.factories import TEST_DEVELOPMENT_KEY
 
@@ -19,6 +21,16 @@ def license_development_key(settings):
     """Licenses made by LicenseFactory are signed by the suite's own development key, which an instance
     serving this machine alone (the suite's) honours; no test can sign with a vendor key."""
     settings.LICENSE_DEVELOPMENT_KEY = TEST_DEVELOPMENT_KEY
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Sign-in failures and API counts live in the shared cache (Redis), which outlives a test: each starts
+    without them. The cache has its own Redis database, so the broker's queues stay as they are."""
+    try:
+        cache.clear()
+    except Exception:  # noqa: BLE001 - a test that takes Redis down starts with whatever it left
+        pass
 
 
 @pytest.fixture
@@ -102,3 +114,30 @@ def start_processes(transactional_db, django_db_serialized_rollback) -> Iterator
     yield _start
     for worker in reversed(started):
         worker.stop()
+
+
+# Beat as the tests run it: a tick a second (its heartbeat), and nothing due while a test runs.
+BEAT_ENV = {"WORKER_HEARTBEAT_SECONDS": "1", "JOB_REAPER_INTERVAL_SECONDS": "3600",
+            "SOURCE_SCHEDULE_TICK_SECONDS": "3600"}
+
+
+def beat_environment(data_dir: Path) -> dict[str, str]:
+    """What a real `celery -A config beat` of the tests needs: their database and Redis, its own DATA_DIR."""
+    return {**os.environ, **BEAT_ENV, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL,
+            "DATA_DIR": str(data_dir)}
+
+
+@pytest.fixture
+def start_beat(db, tmp_path) -> Iterator[Callable[[], Beat]]:
+    """Start a real `celery -A config beat` (devkit.faults.Beat) that ticks every second."""
+    started: list[Beat] = []
+
+    def _start() -> Beat:
+        beat = Beat(database_url=_test_database_url(), redis_url=settings.REDIS_URL, data_dir=tmp_path,
+                    extra_env=BEAT_ENV)
+        started.append(beat)
+        return beat
+
+    yield _start
+    for beat in started:
+        beat.stop()

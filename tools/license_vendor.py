@@ -3,6 +3,7 @@
     python tools/license_vendor.py keypair --out FILE
     python tools/license_vendor.py issue --private-key FILE --installation ID --workspace SLUG --tier SLUG
         [--valid-from DATE] [--valid-until DATE | --days N] [--issued-to NAME] [--license-id UUID]
+        [--features KEY,KEY]
 
 It lives outside the installed packages (pyproject's package list does not
 include tools/), so a server runs no code that signs. A key signed here grants a
@@ -10,6 +11,8 @@ tier only where its public half is trusted: the vendor's, built into
 licensing/trust.py, or a developer's own, set as LICENSE_DEVELOPMENT_KEY (honoured
 on an instance that serves this machine alone, and shown as not genuine).
 Reissuing a license id (`--license-id`) renews it: installs apply the later issue.
+`--features` signs the gate keys the license grants into it; without it the key grants its
+tier's features as the installed version's code fixes them (licensing/features.py).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from licensing.keys import (  # noqa: E402
 )
 
 TIER_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*")
+GATE_KEY = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")  # e.g. rag.dedup.provenance
 
 
 class ToolError(Exception):
@@ -83,10 +87,15 @@ def license_issue(arguments: argparse.Namespace) -> str:
         valid_until = valid_from + timedelta(days=arguments.days)
     if valid_until is not None and valid_until <= valid_from:
         raise ToolError("the license must end after it starts")
+    features = None
+    if arguments.features is not None:
+        features = tuple(sorted({key.strip() for key in arguments.features.split(",") if key.strip()}))
+        if bad := [key for key in features if not GATE_KEY.fullmatch(key)]:
+            raise ToolError(f"not a gate key: {bad[0]!r} (e.g. rag.dedup.provenance)")
     payload = LicensePayload(
         license_id=arguments.license_id or uuid.uuid4(), installation=str(arguments.installation),
         workspace=arguments.workspace, tier=arguments.tier, valid_from=valid_from, valid_until=valid_until,
-        issued_to=arguments.issued_to, issued_at=now,
+        issued_to=arguments.issued_to, issued_at=now, features=features,
     )
     return sign_license(payload, private_key)
 
@@ -110,6 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     end.add_argument("--days", type=int, help="Length of the license in days from --valid-from.")
     issue.add_argument("--issued-to", default="", help="Customer name shown in the admin.")
     issue.add_argument("--license-id", type=uuid.UUID, help="Reissue (renew) an existing license id.")
+    issue.add_argument("--features", help="Comma-separated gate keys the key grants (empty: none); "
+                                          "default: the tier's features as the product's code fixes them.")
     return parser
 
 

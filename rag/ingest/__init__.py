@@ -18,12 +18,13 @@ from rag.ingest.parsers import (
     UnsupportedFormat,
     detect_format,
     parse_document,
+    zip_entry_count,
 )
 
 _FROM_PIPELINE = {"IndexOutcome", "doc_type_rules", "document_index"}
 
 __all__ = ["ACCEPTED_EXTENSIONS", "ParseError", "ParsedDocument", "Progress", "UnsupportedFormat", "detect_format",
-           "guess_doc_type", "parse_document", "section_headings", *sorted(_FROM_PIPELINE)]
+           "guess_doc_type", "parse_document", "section_headings", "zip_entry_count", *sorted(_FROM_PIPELINE)]
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of pipeline.py

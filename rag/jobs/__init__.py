@@ -1,7 +1,7 @@
 """Indexing jobs: every file a source hands over becomes a job item that ends indexed, unchanged, skipped or failed.
 
 - `queue`: sending the tasks by name (callers never import the task code) and the transient errors;
-- `broker`: what Redis holds of the work (queued and unacknowledged messages, worker heartbeats);
+- `broker`: what Redis holds of the work (queued and unacknowledged messages, worker and beat heartbeats);
 - `lifecycle`: the states of an item (claim with a lease, requeue, fail, finish the job);
 - `reaper`: what ends an item whose worker died or whose message the broker lost;
 - `run`: running one item through the pipeline;
@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.jobs.broker import broker_client, live_workers, worker_heartbeat, worker_heartbeat_end, worker_pools
+from rag.jobs.broker import (
+    broker_client,
+    live_workers,
+    scheduler_heartbeat,
+    scheduler_heartbeat_end,
+    scheduler_last_tick,
+    worker_heartbeat,
+    worker_heartbeat_end,
+    worker_pools,
+)
 
 _DJANGO_BOUND = {
     "SYNC_DUE_SOURCES": "queue", "SYNC_SOURCE": "queue", "TRANSIENT_ERRORS": "queue", "index_send": "queue",
@@ -25,8 +34,8 @@ _DJANGO_BOUND = {
     "merge_after_commit": "merging", "job_item_run": "run",
 }
 
-__all__ = ["broker_client", "live_workers", "worker_heartbeat", "worker_heartbeat_end", "worker_pools",
-           *sorted(_DJANGO_BOUND)]
+__all__ = ["broker_client", "live_workers", "scheduler_heartbeat", "scheduler_heartbeat_end", "scheduler_last_tick",
+           "worker_heartbeat", "worker_heartbeat_end", "worker_pools", *sorted(_DJANGO_BOUND)]
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of one of the modules below

@@ -1,8 +1,8 @@
 """What the broker (Redis, REDIS_URL) holds about the work: messages waiting or unacknowledged, workers alive.
 
 The reaper asks which tasks the broker still holds, `ingest` and `source sync` whether any worker is
-alive, /healthz how strong each worker's pool is. Workers write their heartbeat here too
-(config/celery.py's signal handlers), so that the keys have one home.
+alive, /healthz how strong each worker's pool is and when the scheduler last ticked. Workers and beat
+write their heartbeats here too (config/celery.py), so that the keys have one home.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from django.conf import settings
 HEARTBEAT_KEY = "docent:workers"
 # name -> "live/size": pool processes up and pool processes configured, written with each heartbeat.
 POOL_KEY = "docent:workers:pools"
+# Celery beat's name -> the time of its last tick (config.celery.HeartbeatScheduler).
+SCHEDULER_KEY = "docent:scheduler"
 
 
 def broker_client() -> redis.Redis:
@@ -57,6 +59,25 @@ def worker_pools() -> dict[str, tuple[int, int]]:
         live, _, size = (strength or b"0/0").decode().partition("/")
         pools[name] = (int(live), int(size or 0))
     return pools
+
+
+def scheduler_heartbeat(name: str) -> None:
+    """Celery beat ticked now: it is alive and sends what is due (the reaper, source syncs)."""
+    broker_client().zadd(SCHEDULER_KEY, {name: time.time()})
+
+
+def scheduler_heartbeat_end(name: str) -> None:
+    """Beat stops: gone at once rather than when its heartbeat goes stale."""
+    broker_client().zrem(SCHEDULER_KEY, name)
+
+
+def scheduler_last_tick() -> float | None:
+    """Seconds since any scheduler last ticked (None: none ever did, or its mark is gone). Beat ticks at least
+    every WORKER_HEARTBEAT_SECONDS; an older tick is a scheduler that died, killed or out of memory."""
+    client = broker_client()
+    client.zremrangebyscore(SCHEDULER_KEY, "-inf", time.time() - 24 * 3600)  # names of beats long gone
+    newest = client.zrevrange(SCHEDULER_KEY, 0, 0, withscores=True)
+    return max(0.0, time.time() - newest[0][1]) if newest else None
 
 
 def broker_task_args(task_name: str) -> set[tuple]:

@@ -53,6 +53,17 @@
     return event.target && event.target.closest ? event.target.closest("form.ask") : null;
   }
 
+  // Refusals that carry a page to show: a question refused (429: too many, or an answer pending) shows its
+  // reason in the list; options that need a fix (422) come back as the form with its errors.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var status = event.detail.xhr.status;
+    if (status === 429 && askForm(event)) event.detail.shouldSwap = true;
+    if (status === 422 && event.target.closest && event.target.closest("#options")) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+
   document.addEventListener("htmx:beforeRequest", function (event) {
     var form = askForm(event);
     if (form) form.dataset.sent = form.elements.question.value;
@@ -61,6 +72,8 @@
   document.addEventListener("htmx:afterRequest", function (event) {
     var form = askForm(event);
     if (!form || !event.detail.successful) return;
+    var error = form.querySelector("#ask-error");
+    if (error) error.replaceChildren();  // an earlier refusal no longer applies
     var box = form.elements.question;
     var sent = form.dataset.sent || "";
     delete form.dataset.sent;

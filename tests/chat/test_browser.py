@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from chat.models import Conversation, Message
 from rag import embeddings
@@ -68,9 +69,14 @@ def browser_page(live_server):
         )
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
+        # Whatever the Content-Security-Policy blocked (an inline script, handler or style) is a broken page.
+        blocked: list[str] = []
+        page.on("console", lambda message: blocked.append(f"{message.text} at {message.location}")
+                if message.type == "error" and "Content Security Policy" in message.text else None)
         yield page
         browser.close()
     os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    assert blocked == [], blocked
 
 
 @pytest.fixture
@@ -114,7 +120,8 @@ def _ask(page, question: str):
     before = page.locator("article.msg-assistant").count()
     page.fill("#id_question", question)
     page.click("form.ask button[type=submit]")
-    page.wait_for_function(f"document.querySelectorAll('article.msg-assistant').length > {before}")
+    # Locators, not wait_for_function: Playwright evaluates its string with eval, which the policy refuses.
+    page.locator("article.msg-assistant").nth(before).wait_for()
     answer = page.locator("article.msg-assistant").last
     answer.locator(".source-list").wait_for()
     return answer
@@ -131,8 +138,8 @@ def _set_option(page, action) -> None:
     with page.expect_response(lambda r: "/options/" in r.url):
         action()
     # The panel is swapped after the response: a control changed before htmx settles is the old one.
-    page.wait_for_function("() => { const panel = document.querySelector('#options');"
-                           " return panel && !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling'); }")
+    page.locator("#options").wait_for()
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
 
 
 def test_ask_follow_a_citation_open_provenance_filter_by_type_and_reload(browser_page, live_server, lumen, settings):

@@ -48,7 +48,7 @@ def test_a_table_row_is_quoted_cleanly_and_an_off_topic_question_abstains(browse
 
     page.fill("#id_question", "How do I bake sourdough bread at home?")
     page.click("form.ask button[type=submit]")
-    page.wait_for_function("document.querySelectorAll('article.msg-assistant').length >= 2")
+    page.locator("article.msg-assistant").nth(1).wait_for()
     abstention = page.locator("article.msg-assistant").last
     assert abstention.locator(".abstention").is_visible()
     assert "don't answer that" in abstention.locator(".msg-body").inner_text()

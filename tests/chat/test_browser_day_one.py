@@ -59,7 +59,8 @@ def test_text_typed_while_an_answer_is_pending_stays_in_the_box(browser_page, li
     box.press("End")
     box.press_sequentially(" And how long is the wait?")
     held.pop().continue_()
-    page.wait_for_function("document.querySelectorAll('article.msg-assistant').length === 2")
+    page.locator("article.msg-assistant").nth(1).wait_for()
+    assert page.locator("article.msg-assistant").count() == 2
     page.screenshot(path=str(ARTIFACTS / "chat-typed-while-pending.png"))
     assert box.input_value() == "And how long is the wait?"
     asked = list(Message.objects.filter(role="user").values_list("content", flat=True))

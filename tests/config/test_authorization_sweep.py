@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from bs4 import BeautifulSoup
 from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth.models import Permission
@@ -307,3 +308,41 @@ def test_a_superuser_reaches_every_page_and_runs_every_admin_action(reviewed):
     for changelist, action in _admin_actions():
         status = _post_action(client, changelist, action)
         assert status in (200, 302), (changelist, action, status)
+
+
+# --- the Content-Security-Policy on every page ------------------------------------------------------------------
+
+
+def _inline_code(html: str) -> list[str]:
+    """What a policy without 'unsafe-inline' would block: inline scripts, event-handler and hx-on attributes,
+    style elements and attributes."""
+    found = []
+    for element in BeautifulSoup(html, "html.parser").find_all(True):
+        if element.name == "script" and not element.get("src") and element.get("type") != "application/json":
+            found.append(f"<script> {element.get_text()[:60]!r}")
+        if element.name == "style":
+            found.append(f"<style> {element.get_text()[:60]!r}")
+        found.extend(f"<{element.name} {name}=...>" for name in element.attrs
+                     if name.startswith(("on", "hx-on")) or name == "style")
+    return found
+
+
+@pytest.mark.parametrize("role", ["member", "superuser"])
+def test_every_page_serves_the_policy_and_no_inline_script_handler_or_style(reviewed, role):
+    """Issue 37: no Content-Security-Policy was served, and the pages needed inline handlers."""
+    client = _as(_role_user(role, reviewed))
+    pages = 0
+    for route, url in [*_requests(reviewed), (None, "/accounts/login/")]:
+        if route is not None and route.name in {"logout", "admin:logout"}:
+            continue
+        if route is None:
+            client = _as(None)  # the login page, as its visitors see it
+        response = client.get(url, _query(route, reviewed) if route else {})
+        if response.streaming or not response.get("Content-Type", "").startswith("text/html"):
+            continue
+        pages += 1
+        policy = response.get("Content-Security-Policy", "")
+        assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy, (url, policy)
+        assert "unsafe-inline" not in policy and "script-src" not in policy, (url, policy)  # scripts: 'self' only
+        assert _inline_code(response.content.decode()) == [], url
+    assert pages > 40

@@ -52,6 +52,23 @@ def test_by_default_debug_is_off_with_a_kept_key_and_local_hosts_over_plain_http
     assert len((tmp_path / "secret_key").read_text()) == 67  # generated once, kept for the next start
 
 
+@pytest.mark.parametrize("environment", [{"DOCENT_SERVES_NETWORK": "true"}, {"DOCENT_HOST": "0.0.0.0"}])
+def test_serving_the_network_said_by_the_bind_or_outright_means_production_whatever_the_hosts(tmp_path, environment):
+    """Issue 37: with the default ALLOWED_HOSTS (or a proxy sending `Host: 127.0.0.1`) the instance counted as
+    serving this machine alone: HTTPS off and the development license key honoured."""
+    show = ("from django.conf import settings as s; from licensing.trust import development_key_honoured as d; "
+            "print(s.SERVES_NETWORK, s.HTTPS, getattr(s, 'SECURE_SSL_REDIRECT', False), d())")
+    environ = {key: value for key, value in os.environ.items() if key not in ("DEBUG", "ALLOWED_HOSTS", "DOCENT_HOST")}
+    base = {**environ, "DATA_DIR": str(tmp_path), "DOCENT_EMBEDDED_START": "false", **environment}
+    result = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", show], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120, env={**base, "SECRET_KEY": "k" * 50})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == "True True True False"
+    keyless = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120, env={**base, "SECRET_KEY": ""})
+    assert keyless.returncode == 2 and "SECRET_KEY must be set when the instance serves the network" in keyless.stderr
+
+
 def test_asking_for_debug_turns_it_on():
     result = _run(["manage.py", "shell", "-v", "0", "-c", SHOW_SETTINGS], DEBUG="true", DOCENT_EMBEDDED_START="false")
     assert result.stdout.startswith("True "), result.stderr

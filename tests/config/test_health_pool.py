@@ -20,7 +20,8 @@ def _wait_for_status(client, status: int, timeout: float = 20) -> dict:
 
 
 @pytest.mark.worker
-def test_healthz_is_down_while_a_worker_runs_fewer_pool_processes_than_configured(client, start_processes):
+def test_healthz_is_down_while_a_worker_runs_fewer_pool_processes_than_configured(client, start_processes, start_beat):
+    start_beat()  # /healthz is ok only with a scheduler ticking too
     # Replacements get far less time to start than they need: the failure issue 13 found, where
     # every new pool process was killed before it was up and the pool stayed at half strength.
     worker = start_processes(concurrency=2, extra_env={"WORKER_PROC_ALIVE_TIMEOUT": "0.001"})
@@ -37,7 +38,8 @@ def test_healthz_is_down_while_a_worker_runs_fewer_pool_processes_than_configure
 
 
 @pytest.mark.worker
-def test_healthz_is_ok_again_once_a_killed_pool_process_is_replaced(client, start_processes):
+def test_healthz_is_ok_again_once_a_killed_pool_process_is_replaced(client, start_processes, start_beat):
+    start_beat()
     worker = start_processes(concurrency=2)
     worker.wait_full()
     victim = worker.pool_pids()[0]

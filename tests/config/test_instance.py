@@ -18,6 +18,7 @@ from config.instance import (
     data_dir_lock,
     port_check,
     secret_key_read_or_create,
+    web_bind_check,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +87,51 @@ def test_loopback_binds_and_named_hosts_pass_the_bind_check():
     bind_check("0.0.0.0", ["docs.example.com"])
     with pytest.raises(InstanceError):
         bind_check("docs.internal", ["localhost"])
+
+
+def test_the_web_server_refuses_a_bind_beyond_loopback_that_the_settings_do_not_cover():
+    for addresses in ([("127.0.0.1", 8000)], [("::1", 8000), ("localhost", 8001)]):
+        web_bind_check(addresses, ["localhost"], serves_network=False)
+    web_bind_check([("0.0.0.0", 8000), "/run/docent.sock"], ["docs.example.com"], serves_network=True)
+    for addresses in ([("0.0.0.0", 8000)], [("192.0.2.7", 80)], ["/run/docent.sock"], [3]):
+        with pytest.raises(InstanceError, match="beyond this machine, but ALLOWED_HOSTS names no host"):
+            web_bind_check(addresses, ["localhost", "*"], serves_network=True)
+    with pytest.raises(InstanceError, match="while DOCENT_SERVES_NETWORK=false"):
+        web_bind_check([("0.0.0.0", 8000)], ["docs.example.com"], serves_network=False)
+
+
+def _gunicorn(data_dir: Path, bind: str, *, hooks: list[str], **environment: str) -> subprocess.Popen:
+    """The multi-machine recipe's web server, started by hand (no launcher, no preload: the check runs first)."""
+    inherited = {key: value for key, value in os.environ.items()
+                 if key not in ("ALLOWED_HOSTS", "DOCENT_HOST", "DOCENT_SERVES_NETWORK", "SECRET_KEY")}
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--bind", bind, *hooks,
+         "--workers", "1"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**inherited, "DATA_DIR": str(data_dir), "DOCENT_EMBEDDED_START": "false", **environment})
+
+
+@pytest.mark.parametrize(("environment", "hooks"), [
+    ({}, ["--config", "python:config.web_server"]),
+    ({}, []),  # no --config: gunicorn.conf.py in the project folder brings the same hooks
+    ({"ALLOWED_HOSTS": "localhost,*", "SECRET_KEY": "k" * 50}, ["--config", "python:config.web_server"]),
+    ({"ALLOWED_HOSTS": "docs.example.com", "SECRET_KEY": "k" * 50, "DOCENT_SERVES_NETWORK": "false"}, []),
+])
+def test_gunicorn_started_by_hand_on_every_interface_is_refused_before_it_listens(tmp_path: Path, environment,
+                                                                                  hooks):
+    """Issue 37: the README's recipe ran gunicorn on 0.0.0.0 with the launcher's bind check nowhere in the way."""
+    port = _free_port()
+    server = _gunicorn(tmp_path, f"0.0.0.0:{port}", hooks=hooks, **environment)
+    try:
+        output, _ = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 2, output
+    assert f"docent: configuration error: the web server binds 0.0.0.0:{port}, beyond this machine" in output
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0  # nothing ever listened
 
 
 _RACE = """

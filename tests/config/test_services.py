@@ -82,3 +82,16 @@ def test_processes_starting_together_all_find_the_data_dir_writable(tmp_path):
     with ThreadPoolExecutor(8) as pool:  # `make run` starts the worker and the web server at once
         list(pool.map(lambda _: ensure_data_dir(tmp_path), range(400)))
     assert not list(tmp_path.iterdir())
+
+
+def test_the_cache_lives_in_its_own_database_of_the_brokers_redis():
+    """Sign-in throttling and the API's rate count there (issue 37): shared by every process, and a cache
+    clear (FLUSHDB) never drops a queued task."""
+    from config.services import redis_database_url
+
+    assert redis_database_url("redis+socket:///srv/docent/redis/redis.sock", database=1) == \
+        "unix:///srv/docent/redis/redis.sock?db=1"
+    assert redis_database_url("redis://:secret@redis.internal:6379/0", database=1) == \
+        "redis://:secret@redis.internal:6379/1"
+    assert redis_database_url("rediss://redis.internal?ssl_cert_reqs=none", database=1) == \
+        "rediss://redis.internal/1?ssl_cert_reqs=none"

@@ -9,9 +9,10 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
+from licensing import features
 from licensing.keys import LicensePayload, sign_license
-from licensing.models import License
-from licensing.services import installation_id, license_save
+from licensing.models import Feature, License
+from licensing.services import has_feature, installation_id, license_save
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.licensing.factories import LicenseFactory, seeded_tier, signed_key_for
 
@@ -162,3 +163,21 @@ def test_tier_admin_lists_features_per_tier(admin_client: Client):
     tier = seeded_tier("writer-pro")
     page = admin_client.get(f"/admin/licensing/licensetier/{tier.pk}/change/").content.decode()
     assert "Canonical-aware retrieval" in page
+    assert 'name="features"' not in page and 'name="slug"' not in page  # shown, not editable
+
+
+@pytest.mark.parametrize("tier_slug", ["free", "writer-pro"])
+def test_editing_a_tier_in_the_admin_cannot_widen_what_a_signed_key_grants(admin_client: Client, tier_slug: str):
+    """Issue 37: a Free key, and a Writer Pro key signed with one feature, stay what they were signed for
+    whatever a superuser adds to their tier."""
+    signed = None if tier_slug == "free" else [features.PROVENANCE]
+    license = LicenseFactory(tier=seeded_tier(tier_slug), features=signed)
+    before = {key for key in features.REGISTRY if has_feature(license.workspace_id, key)}
+    tier = seeded_tier(tier_slug)
+    every_feature = list(Feature.objects.values_list("pk", flat=True))
+    response = admin_client.post(f"/admin/licensing/licensetier/{tier.pk}/change/", {
+        "name": f"{tier.name} widened", "slug": tier.slug, "rank": tier.rank, "features": every_feature})
+    assert response.status_code == 302
+    assert seeded_tier(tier_slug).name == f"{tier.name} widened"  # the edit itself went through
+    assert {key for key in features.REGISTRY if has_feature(license.workspace_id, key)} == before
+    assert before == ({features.PROVENANCE} if signed else set())

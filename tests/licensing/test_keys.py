@@ -74,6 +74,17 @@ def test_sign_and_verify_round_trip():
     assert verify_license_key(key, load_public_key(public_text)) == payload
 
 
+def test_a_key_carries_its_features_and_one_without_keeps_its_bytes():
+    """Keys issued before the `features` claim verify and read as they did (no claim: the tier's, in code)."""
+    private_pem, public_text = generate_keypair()
+    with_features = _payload(features=(features.VARIANT_METADATA, features.PROVENANCE))
+    key = sign_license(with_features, load_private_key(private_pem))
+    assert verify_license_key(key, load_public_key(public_text)).features == tuple(sorted(with_features.features))
+    assert "features" not in _payload().to_json()
+    assert verify_license_key(sign_license(_payload(), load_private_key(private_pem)),
+                              load_public_key(public_text)).features is None
+
+
 def test_public_key_is_accepted_as_pem_or_base64():
     from cryptography.hazmat.primitives import serialization
 
@@ -99,6 +110,7 @@ def test_line_breaks_pasted_into_a_key_are_ignored():
         pytest.param(lambda key: _reencode(key, tier="enterprise"), id="tier-raised"),
         pytest.param(lambda key: _reencode(key, valid_until=None), id="expiry-removed"),
         pytest.param(lambda key: _reencode(key, workspace="other"), id="workspace-changed"),
+        pytest.param(lambda key: _reencode(key, features=list(features.REGISTRY)), id="features-added"),
         pytest.param(lambda key: key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB"), id="signature-altered"),
         pytest.param(lambda key: "DOCENT2" + key[len("DOCENT1"):], id="prefix-changed"),
     ],

@@ -95,11 +95,12 @@ def test_every_registered_key_is_a_feature_after_migrations():
 
 
 @pytest.mark.django_db
-def test_seeded_tiers():
-    tiers = {tier.slug: (tier.name, set(tier.features.values_list("key", flat=True))) for tier in LicenseTier.objects.all()}
+def test_seeded_tiers_and_what_code_fixes_they_grant():
+    tiers = {tier.slug: (tier.name, features.license_features(tier.slug)) for tier in LicenseTier.objects.all()}
     assert tiers == {
         "free": ("Free", set()),
         "writer-pro": ("Writer Pro", set(features.REGISTRY)),
         "enterprise": ("Enterprise", set(features.REGISTRY)),
     }
+    assert set(features.TIER_FEATURES) == set(tiers)
     assert [tier.slug for tier in LicenseTier.objects.order_by("rank")] == ["free", "writer-pro", "enterprise"]

@@ -52,15 +52,23 @@ def test_a_license_opens_gates_for_its_own_workspace_only():
     assert not has_feature(other.pk, features.RETRIEVAL_INTEGRATION)
 
 
-def test_a_tier_opens_only_the_features_it_includes():
-    narrow = LicenseTierFactory(features=[seeded_tier("writer-pro").features.get(key=features.PROVENANCE)])
-    license = LicenseFactory(tier=narrow)
+def test_a_key_opens_only_the_features_it_carries():
+    license = LicenseFactory(tier=LicenseTierFactory(), features=[features.PROVENANCE])
     assert has_feature(license.workspace_id, features.PROVENANCE)
     assert not has_feature(license.workspace_id, features.RETRIEVAL_INTEGRATION)
+    narrowed = LicenseFactory(tier=seeded_tier("enterprise"), features=[features.VARIANT_METADATA])
+    assert [key for key in GATED if has_feature(narrowed.workspace_id, key)] == [features.VARIANT_METADATA]
+
+
+def test_a_tier_made_in_the_admin_grants_nothing_a_key_does_not_carry():
+    license = LicenseFactory(tier=LicenseTierFactory())
+    assert not any(has_feature(license.workspace_id, key) for key in GATED)
+    assert workspace_tier(license.workspace_id) is not None  # still shown as the workspace's tier
 
 
 def test_undeclared_key_is_refused_softly(caplog):
-    license = LicenseFactory(tier=LicenseTierFactory(features=[FeatureFactory(key="rag.not_declared")]))
+    FeatureFactory(key="rag.not_declared")
+    license = LicenseFactory(tier=LicenseTierFactory(), features=["rag.not_declared"])
     assert has_feature(license.workspace_id, "rag.not_declared") is False
     assert "undeclared gate key" in caplog.text
 
@@ -159,14 +167,15 @@ def test_tier_for_feature_names_the_lowest_tier():
     assert tier_for_feature("nothing.enables.this") == ""
 
 
-def test_feature_cache_answers_a_block_from_three_queries_and_forgets_after_it():
+def test_feature_cache_answers_a_block_from_two_queries_and_forgets_after_it():
     license = LicenseFactory()
     workspace_id = license.workspace_id
     with feature_cache():
         with CaptureQueriesContext(connection) as queries:
             assert all(has_feature(workspace_id, key) for key in GATED)
-        # The installation (id and trial), the workspace's licenses, their features: however many gates.
-        assert len(queries) == 3
+        # The installation (id and trial), the workspace's licenses (features come from their keys and the
+        # code): however many gates.
+        assert len(queries) == 2
         license.tier = seeded_tier("free")
         license.save()  # a write behind the services' back: this block keeps its answer
         assert has_feature(workspace_id, features.RETRIEVAL_INTEGRATION)

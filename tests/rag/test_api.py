@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from rag.middleware import SESSION_KEY
+from rag.tokens import api_token_create
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.retrieval_helpers import add_document, license_workspace
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
@@ -126,3 +127,29 @@ def test_metrics_for_staff_and_for_the_token_only(client, indexed, user, setting
 def test_no_token_configured_means_staff_only(client, settings):
     settings.METRICS_TOKEN = ""
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 401
+
+
+def test_a_user_past_the_rate_gets_429_with_retry_after_whichever_token_or_session(client, indexed, user, settings):
+    """Issue 37: nothing limited the API; every token of one user and their session count together."""
+    settings.API_REQUESTS_PER_MINUTE = 3
+    _, first = api_token_create(user=user, name="one")
+    _, second = api_token_create(user=user, name="two")
+    client.force_login(user)
+    answers = [client.get(URL, {"q": "tls"}, HTTP_AUTHORIZATION=f"Bearer {first}").status_code,
+               client.get(URL, {"q": "tls"}, HTTP_AUTHORIZATION=f"Bearer {second}").status_code,
+               client.get(URL, {"q": "tls"}).status_code]
+    assert answers == [200, 200, 200]
+    refused = client.get(URL, {"q": "tls"}, HTTP_AUTHORIZATION=f"Bearer {first}")
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert refused.json()["error"].startswith("more than 3 requests a minute; try again in")
+    other = UserFactory()
+    indexed.members.add(other)
+    _, theirs = api_token_create(user=other, name="theirs")
+    assert client.get(URL, {"q": "tls"}, HTTP_AUTHORIZATION=f"Bearer {theirs}").status_code == 200
+
+
+def test_guessed_tokens_are_limited_by_address(client, settings):
+    settings.API_REQUESTS_PER_MINUTE = 2
+    answers = [client.get(URL, {"q": "x"}, HTTP_AUTHORIZATION=f"Bearer docent_guess{n}").status_code for n in range(3)]
+    assert answers == [401, 401, 429]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import struct
+import tracemalloc
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,10 +14,11 @@ import pytest
 
 from rag.ingest.chunking import chunk_document
 from rag.ingest.dates import resolve_doc_date
+from rag.ingest import zip_entry_count
 from rag.ingest.parsers import ParseError, ParseLimits, parse_document
 from rag.lineage.labels import extract_version_label
 from devkit.format_files import write_docx, write_odt, write_pptx, write_xlsx
-from tests.rag.parser_support import paths, section
+from tests.rag.parser_support import many_entry_zip, paths, section
 
 
 def _label(name: str, parsed):
@@ -146,6 +149,35 @@ def test_a_zip_bomb_inside_a_docx_is_refused_before_it_is_unpacked() -> None:
     assert len(bomb.getvalue()) < 5 * 1024 * 1024
     with pytest.raises(ParseError, match=r"^refused \.docx: word/media/padding.bin would unpack to 1024 MB .*zip bomb"):
         parse_document(Path("bomb.docx"), bomb.getvalue())
+
+
+def test_a_docx_of_200000_entries_is_refused_from_its_end_record_before_its_directory_is_read() -> None:
+    """Issue 37: zipfile builds an object per directory entry (3-4 s and ~100 MB for these) before any check."""
+    data = many_entry_zip(200_000, suffix=".xml")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParseError, match=r"^refused \.docx: 200000 parts, over the 20000"):
+            parse_document(Path("many.docx"), data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024, f"{peak / 1024 / 1024:.0f} MB"
+
+
+def test_zip_entry_count_reads_the_end_record_and_is_not_fooled_by_it() -> None:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
+        out.writestr("a.txt", "x" * 1000)
+        out.writestr("folder/", "")
+        out.writestr("folder/b.md", "# B")
+        out.comment = b"a comment " * 500
+    assert zip_entry_count(io.BytesIO(archive.getvalue())) == 3
+    assert zip_entry_count(io.BytesIO(many_entry_zip(70_000))) == 70_000  # zip64: past the end record's 65,535
+    understated = bytearray(many_entry_zip(1_000))
+    struct.pack_into("<HH", understated, len(understated) - 12, 1, 1)  # the end record claims one entry
+    assert zip_entry_count(io.BytesIO(bytes(understated))) == 1_000
+    with pytest.raises(zipfile.BadZipFile):
+        zip_entry_count(io.BytesIO(b"not a zip at all" * 100))
 
 
 def test_an_office_file_over_the_unpacked_limit_is_refused() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import struct
+import threading
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -12,13 +14,18 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
+from django.db import connection
 
+from rag import uploads
 from rag.documents import document_retry_job, documents_remove
 from rag.ingest import pipeline
 from rag.ingest.parsers import ParseError
 from rag.models import Document, IndexingJob, IndexingJobItem
 from rag.jobs.run import job_item_run
 from rag.storage import stored_name
+from rag.uploads import IncomingFile, upload_job_create
+from tests.factories import UserFactory, WorkspaceFactory
+from tests.rag.parser_support import many_entry_zip
 
 pytestmark = pytest.mark.django_db
 
@@ -207,3 +214,63 @@ def test_the_copy_of_a_removed_document_is_deleted(client, workspace, user, staf
         response = client.post(f"/admin/rag/document/{item.document_id}/delete/", {"post": "yes"})
     assert response.status_code == 302 and not Document.objects.exists()
     assert not _copy(item).exists() and _stored_files() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_uploads_at_once_cannot_both_take_the_last_room_of_the_quota(settings, monkeypatch):
+    """Issue 37: each upload fits the quota alone; run together (each thread with its own connection to the
+    live database), both had read the same budget before either was stored, and both used to pass."""
+    settings.WORKSPACE_STORAGE_QUOTA_BYTES = 10_000
+    user = UserFactory()
+    workspace = WorkspaceFactory(members=[user])
+    both_staged = threading.Barrier(2, timeout=30)
+    save = uploads.stored_copy_save
+
+    def save_then_wait(*args, **kwargs):
+        copy = save(*args, **kwargs)
+        both_staged.wait()  # each upload has read its budget and stored its copy before either goes on
+        return copy
+
+    monkeypatch.setattr(uploads, "stored_copy_save", save_then_wait)
+    monkeypatch.setattr(uploads, "index_send", lambda ids: None)  # nothing for a worker here
+    jobs, errors = [], []
+
+    def upload(name: str) -> None:
+        try:
+            upload_file = SimpleUploadedFile(name, name.encode() * (6_000 // len(name)))
+            jobs.append(upload_job_create(workspace=workspace, files=[IncomingFile(upload_file, name)],
+                                          created_by=user))
+        except Exception as exc:  # noqa: BLE001 - reported below, with the thread's own traceback gone
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload, args=(name,)) for name in ("first.txt", "second.txt")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors and len(jobs) == 2
+    items = list(IndexingJobItem.objects.filter(job__workspace=workspace))
+    kept = [item for item in items if item.status == IndexingJobItem.Status.QUEUED]
+    refused = [item for item in items if item.status == IndexingJobItem.Status.FAILED]
+    assert len(kept) == 1 and len(refused) == 1, [(item.path, item.status, item.error) for item in items]
+    assert "would pass the workspace's storage quota of 10 KB" in refused[0].error
+    assert sum(item.stored_bytes for item in IndexingJobItem.objects.filter(job__workspace=workspace)) <= 10_000
+    assert _stored_files() == [_copy(kept[0])]  # the refused upload's copy is gone
+
+
+def test_a_zip_of_200000_entries_is_refused_from_its_end_record_before_its_directory_is_parsed(workspace, user):
+    """Issue 37: zipfile parsed the whole central directory (an object per entry) before the member cap."""
+    archive = SimpleUploadedFile("many.zip", many_entry_zip(200_000))
+    tracemalloc.start()
+    try:
+        job = upload_job_create(workspace=workspace, files=[IncomingFile(archive, "many.zip")], created_by=user)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    item = job.items.get()
+    assert (item.path, item.status) == ("uploads/many.zip", IndexingJobItem.Status.FAILED)
+    assert item.error == "archive too large: 200000 entries (limit 20000); nothing unpacked"
+    assert peak < 8 * 1024 * 1024, f"{peak / 1024 / 1024:.0f} MB"
+    assert _stored_files() == []

@@ -63,6 +63,19 @@ def test_a_development_keypair_signs_keys_this_machine_installs(tmp_path: Path, 
     assert LicenseEvent.objects.filter(action=LicenseEvent.Action.RENEW).count() == 1
 
 
+@pytest.mark.django_db
+def test_a_key_issued_with_features_grants_exactly_those(tmp_path: Path, settings):
+    workspace = WorkspaceFactory(slug="acme")
+    private_key = tmp_path / "dev.pem"
+    settings.LICENSE_DEVELOPMENT_KEY = _run("keypair", "--out", str(private_key)).stdout.strip().split("=", 1)[1]
+    issued = _run("issue", "--private-key", str(private_key), "--installation", installation_id(), "--workspace",
+                  "acme", "--tier", "enterprise", "--features", f"{features.PROVENANCE}, {features.VARIANT_METADATA}")
+    assert issued.returncode == 0, issued.stderr
+    license_install(key=issued.stdout.strip(), workspace_slug="acme")
+    granted = {key for key in features.REGISTRY if has_feature(workspace.pk, key)}
+    assert granted == {features.PROVENANCE, features.VARIANT_METADATA}
+
+
 def test_issue_checks_its_input(tmp_path: Path):
     private_key = tmp_path / "vendor.pem"
     _run("keypair", "--out", str(private_key))
@@ -71,6 +84,7 @@ def test_issue_checks_its_input(tmp_path: Path):
         "not a tier slug": [*base, "--tier", "Gold Plan"],
         "must end after it starts": [*base, "--tier", "free", "--valid-from", "2026-02-01",
                                      "--valid-until", "2026-01-01"],
+        "not a gate key": [*base, "--tier", "free", "--features", "rag.dedup.provenance,Provenance"],
         "cannot read": ["issue", "--private-key", str(tmp_path / "missing.pem"), "--workspace", "a",
                         "--installation", str(uuid.uuid4()), "--tier", "free"],
     }

@@ -21,6 +21,7 @@ from rag.ingest.parsers._common import (
     decode_text,
     no_progress,
 )
+from rag.ingest.parsers._office import zip_entry_count
 from rag.ingest.parsers.asciidoc import parse_asciidoc
 from rag.ingest.parsers.docx import parse_docx
 from rag.ingest.parsers.html import parse_html
@@ -48,6 +49,7 @@ __all__ = [
     "detect_format",
     "no_progress",
     "parse_document",
+    "zip_entry_count",
 ]
 
 FORMATS_BY_EXTENSION: dict[str, str] = {

@@ -9,10 +9,11 @@ person can act on before any library reads it.
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 from xml.etree import ElementTree
 
 from rag.ingest.parsers._common import Block, Heading, ParseError, optional_str, squash, take_title_heading
@@ -25,8 +26,54 @@ _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
 _BOMB_RATIO = 200
 _BOMB_MIN_BYTES = 50 * 1024 * 1024
 _CUSTOM_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/custom-properties}"
+# Parts of an Office file, counted before zipfile reads its directory: a long report has a few hundred
+# (one per image), a workbook one per sheet; a million tiny entries is an attack on the parser's memory.
+_MAX_PARTS = 20_000
+
+_END_OF_DIRECTORY = b"PK\x05\x06"  # the end-of-central-directory record: 22 bytes, then a comment of up to 64 KB
+_ZIP64_LOCATOR, _ZIP64_END = b"PK\x06\x07", b"PK\x06\x06"
+_DIRECTORY_ENTRY = b"PK\x01\x02"
 
 LEGACY_NAMES = {"docx": ".doc", "pptx": ".ppt", "xlsx": ".xls", "odt": ".sxw"}
+
+
+def zip_entry_count(file: IO[bytes]) -> int:
+    """How many entries a zip holds, read from its end record and its directory's bytes, never parsed.
+
+    zipfile.ZipFile builds an object for every entry of the central directory before anyone can
+    count them: a 1 GB zip of millions of tiny entries costs seconds and gigabytes before any
+    member cap applies. The count is the larger of what the end record declares (zip64 too) and
+    the entry signatures in the directory's bytes, so a record that understates it gains nothing.
+    Raises zipfile.BadZipFile when there is no end record. The file's position is left anywhere.
+    """
+    size = file.seek(0, io.SEEK_END)
+    tail_start = max(0, size - 22 - 0xFFFF)
+    file.seek(tail_start)
+    tail = file.read()
+    at = tail.rfind(_END_OF_DIRECTORY)
+    if at < 0 or len(tail) - at < 22:
+        raise zipfile.BadZipFile("no end of central directory record: not a zip archive")
+    entries, directory_size = struct.unpack("<H2xI", tail[at + 10:at + 18])
+    directory_end = tail_start + at
+    file.seek(max(0, directory_end - 20))
+    locator = file.read(20)
+    if locator.startswith(_ZIP64_LOCATOR) and directory_end >= 20:
+        file.seek(struct.unpack("<Q", locator[8:16])[0])
+        record = file.read(56)
+        if record.startswith(_ZIP64_END) and len(record) == 56:
+            entries, directory_size = struct.unpack("<QQ", record[32:48])
+            directory_end -= 20 + 12 + struct.unpack("<Q", record[4:12])[0]  # the directory ends where it starts
+    signatures, position = 0, max(0, directory_end - directory_size)
+    file.seek(position)
+    carry = b""
+    while position < directory_end:
+        piece = file.read(min(1024 * 1024, directory_end - position))
+        if not piece:
+            break
+        position += len(piece)
+        signatures += (carry + piece).count(_DIRECTORY_ENTRY)
+        carry = piece[-3:]  # a signature split between two reads is counted once, in the second
+    return max(entries, signatures)
 
 
 def checked_zip(data: bytes, kind: str, *, max_unpacked_bytes: int, streamed: tuple[str, ...] = ()) -> zipfile.ZipFile:
@@ -41,6 +88,8 @@ def checked_zip(data: bytes, kind: str, *, max_unpacked_bytes: int, streamed: tu
         legacy = LEGACY_NAMES.get(kind, "binary")
         raise ParseError(f"old binary Office file ({legacy}) named .{kind}: save it as .{kind} and upload it again")
     try:
+        if (parts := zip_entry_count(io.BytesIO(data))) > _MAX_PARTS:
+            raise ParseError(f"refused .{kind}: {parts} parts, over the {_MAX_PARTS} an office file may hold")
         bundle = zipfile.ZipFile(io.BytesIO(data))
         members = bundle.infolist()
     except (zipfile.BadZipFile, ValueError, EOFError) as error:
