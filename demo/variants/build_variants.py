@@ -67,7 +67,8 @@ from rag.ingest.parsers import ParseError, parse_document  # noqa: E402
 
 VARIANTS = ("frontmatter", "revdate", "mtime", "mixed")
 MIXED_FORMATS = ("md", "adoc", "txt", "docx")
-LATEST_QUESTIONS = {"scale": ROOT / "demo" / "scale" / "latest_release_questions.json"}
+LATEST_QUESTIONS = {"scale": ROOT / "demo" / "scale" / "latest_release_questions.json",
+                    "real": ROOT / "demo" / "real" / "latest_release_questions.json"}
 SEED = 35
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 

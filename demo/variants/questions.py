@@ -36,6 +36,8 @@ def _stated_versions(project: str, path: str, text: str) -> list[Version]:
     kind, version = found
     if kind == "release":
         return [Version(version)]
+    if kind == "changelog":  # "Release 8.1.3 (released Oct 13, 2024)": every release it has an entry for
+        return [v for token in re.findall(r"\brelease (\d+\.\d+(?:\.\d+)?)\b", text) if (v := parsed_version(token))]
     line = re.escape(release_line(version))
     return [v for token in re.findall(rf"(?<![\w.]){line}\.\d+(?![\w]|\.\d)", text) if (v := parsed_version(token))]
 
@@ -76,6 +78,9 @@ def latest_questions_check(questions: list[dict], texts: Texts, *, bundles: Mapp
             continue
         if not _states(text, patterns):
             problems.append(f"{qid}: {project} {bundle}:{path} does not state {patterns}")
+        for entry in question.get("also", []):
+            if not _states(texts.get((project, entry.get("version"), entry.get("path")), ""), patterns):
+                problems.append(f"{qid}: also {entry.get('version')}:{entry.get('path')} does not state {patterns}")
         if str(expected) in question["question"]:
             problems.append(f"{qid}: the question names the release it expects ({expected})")
         stated = _stated_versions(project, path, text)
@@ -114,12 +119,15 @@ def _lts_problems(question: dict, texts: Texts, expected: Version) -> list[str]:
 def latest_questions_resolve(questions: list[dict], texts: Texts,
                              names: Mapping[tuple[str, str, str], str]) -> list[dict]:
     """The questions with file names: `expected_path` the bundle's copy, `paths` every copy that states the
-    patterns (any is the right page), `release_paths` the same, for the evaluation's version scorers."""
+    patterns (any is the right page; `also` names other pages that do, as {version, path}), `release_paths` the
+    same, for the evaluation's version scorers."""
     resolved = []
     for question in questions:
-        project, path = question["project"], question["expected_path"]
-        copies = sorted(names[key] for key in texts if key[0] == project and key[2] == path and key in names
+        project = question["project"]
+        pages = {question["expected_path"], *(entry["path"] for entry in question.get("also", []))}
+        copies = sorted(names[key] for key in texts if key[0] == project and key[2] in pages and key in names
                         and _states(texts[key], question["answer_patterns"]))
-        resolved.append({**question, "expected_path": names[(project, question["version"], path)],
+        expected = names[(project, question["version"], question["expected_path"])]
+        resolved.append({**question, "expected_path": expected,
                          "paths": copies, "release_paths": copies})
     return resolved

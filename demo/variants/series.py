@@ -9,6 +9,8 @@ that the benchmark stays independent of the product's phrasing rules.
 - a *release page* speaks for one release (Django's `releases/4.2.17.txt`, Celery's `whatsnew-5.3.rst`);
 - a *line page* speaks for one release line and lists its patch releases (Celery's
   `history/changelog-5.0.rst`, Sphinx's `doc/changes/7.4.rst`): its line is known, its exact release is not;
+- a *changelog* is the project's whole changelog as a bundle ships it, newest release first (Sphinx's
+  `CHANGES.rst`): it speaks for the bundle's release, which is its first entry;
 - every other page speaks for the bundle it was shipped in.
 """
 
@@ -24,7 +26,8 @@ SERIES_PATHS: dict[str, list[tuple[re.Pattern[str], str]]] = {
     "django": [(re.compile(r"docs/releases/(?P<v>\d+(?:\.\d+)+(?:-(?:alpha|beta|rc)(?:-\d+)?)?)\.txt"), "release")],
     "celery": [(re.compile(r"docs/(?:history/)?whatsnew-(?P<v>\d+\.\d+)\.rst"), "release"),
                (re.compile(r"docs/history/changelog-(?P<v>\d+\.\d+)\.rst"), "line")],
-    "sphinx": [(re.compile(r"doc/changes/(?P<v>\d+\.\d+)\.rst"), "line")],
+    "sphinx": [(re.compile(r"doc/changes/(?P<v>\d+\.\d+)\.rst"), "line"),
+               (re.compile(r"CHANGES\.rst"), "changelog")],
     "flask": [],  # its changelog is an `include` of a file outside docs/: no series page ships
 }
 
@@ -53,9 +56,14 @@ def parsed_version(text: str) -> Version | None:
 
 
 def series_page(project: str, path: str) -> tuple[str, str] | None:
-    """(kind, version) of a series page ("release" or "line"), or None for any other page."""
+    """(kind, version) of a series page ("release", "line", or "changelog" with no version of its own), or None
+    for any other page."""
     for pattern, kind in SERIES_PATHS.get(project, []):
-        if (match := pattern.fullmatch(path)) and parsed_version(match["v"]) is not None:
+        if not (match := pattern.fullmatch(path)):
+            continue
+        if kind == "changelog":
+            return kind, ""
+        if parsed_version(match["v"]) is not None:
             return kind, str(Version(match["v"]))
     return None
 
@@ -64,7 +72,7 @@ def expected_release(*, project: str, path: str, release: str) -> Expected:
     """What a page of the bundle `release` (e.g. "5.1.4") should be assigned: its own release for a series page,
     the bundle's otherwise."""
     found = series_page(project, path)
-    if found is None:
+    if found is None or found[0] == "changelog":
         return Expected(line=release_line(release), release=release, series="bundle")
     kind, version = found
     return Expected(line=release_line(version), release=version if kind == "release" else None, series=kind)

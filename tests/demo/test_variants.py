@@ -163,3 +163,5 @@ def test_a_series_page_speaks_for_its_own_release_and_labels_match_by_line() -> 
     assert label_matches("40b8594", page) == (False, False) and label_matches("2.2b1", page) == (False, False)
     changelog = expected_release(project="celery", path="docs/history/changelog-4.4.rst", release="5.4.0")
     assert changelog.release is None and label_matches("4.4.7", changelog) == (True, False)
+    shipped = expected_release(project="sphinx", path="CHANGES.rst", release="7.4.7")  # newest entry first
+    assert shipped == Expected(line="7.4", release="7.4.7", series="bundle")
