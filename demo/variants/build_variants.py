@@ -7,8 +7,8 @@
 From a built corpus (demo/scale/build_corpus.py or demo/real/build_corpus.py: its files.json and resolved
 question sets), each variant goes to OUT/<variant>/ with corpus/, files.json (the source's entry plus
 `source`, `format`, `moment`, `date_written`, `speaks_for`) and the question sets resolved to the new names
-(OUT/<variant>/heldout/, older/, latest/ for the scale corpus; ground_truth.json for the Sphinx one), in
-the format `manage.py eval_demo` / `eval_answers` read. Variants:
+(OUT/<variant>/heldout/, older/, latest/ for the scale corpus; ground_truth.json and latest/ for the Sphinx
+one), in the format `manage.py eval_demo` / `eval_answers` read. Variants:
 
 - frontmatter: every page Markdown with YAML frontmatter `title:` and `date:`, the date written in one of
   several real forms ("2022-04-11", "2022-04-11T09:30:00Z", "April 11, 2022", "11 Apr 2022", ...);
@@ -18,10 +18,11 @@ the format `manage.py eval_demo` / `eval_answers` read. Variants:
   mtimes, .docx with core properties (`modified` the page's date; `created` an old template's date, years
   earlier, for some files, as real Word files carry).
 
-Dates: a release's files were last touched on a few days (commits) spread over the weeks or months before
-its packaging date (the source's release date), as real sdists have them; the release's own notes page (or
-one page) carries the packaging moment itself. Every file keeps that one moment in every variant; files whose
-date is written in them get one export moment as mtime, as an export writes all files at once.
+Dates (demo/variants/naming.py): a release's files were last touched on a few days (commits) spread over the
+weeks or months before its packaging date (the source's release date), a third of them at the window's start,
+a release-notes page when its own release happened, as the Django 5.1.4 sdist has them; the release's own notes
+page carries the packaging moment itself. Every file keeps that one moment in every variant; files whose date
+is written in them get one export moment as mtime, as an export writes all files at once.
 
 Names: `<8 hex>_<basename>`; two prefixes in five have the digits-letter-digits shape (`40b08594`,
 `58c20104`), one in ten two letters (`2a61e300`), some are all digits. No release or version is added to a
@@ -56,13 +57,14 @@ from demo.variants.markup import CODE_FENCE, Page, page_read, to_asciidoc, to_do
 from demo.variants.naming import (  # noqa: E402
     EXPORT_MOMENT,
     Dating,
+    date_form,
     date_written,
     file_moments,
     hex_prefix,
     office_created,
 )
 from demo.variants.questions import latest_questions_check, latest_questions_resolve  # noqa: E402
-from demo.variants.series import expected_release  # noqa: E402
+from demo.variants.series import expected_release, release_written, series_page  # noqa: E402
 from rag.ingest.parsers import ParseError, parse_document  # noqa: E402
 
 VARIANTS = ("frontmatter", "revdate", "mtime", "mixed")
@@ -144,7 +146,8 @@ def kept_files(listing: dict[str, dict], sets: dict[str, list[dict]], *, project
         for question in questions:
             if project is None or _question_project(question) == project:
                 pages |= {page(name) for name in _named_files(question) if name in listing}
-    return {name for name in listing if page(name) in pages and (project is None or listing[name]["project"] == project)}
+    return {name for name in listing
+            if page(name) in pages and (project is None or listing[name]["project"] == project)}
 
 
 def mixed_formats(listing: dict[str, dict], seed: int) -> dict[tuple[str, str], str]:
@@ -183,11 +186,13 @@ def written(page: Page, *, doc_format: str, source: Path, dating: Dating, new_st
         text = date_written(dating, "frontmatter")
         frontmatter = {"title": json.dumps(title)} if page.titled else {}
         data = to_markdown(page, frontmatter={**frontmatter, "date": text}).encode()
-        return data, export, {**fields, "date_field": "frontmatter date", "date_written": text}
+        return data, export, {**fields, "date_field": "frontmatter date", "date_written": text,
+                              "date_form": date_form(dating, "frontmatter")}
     if doc_format == "adoc":
         text = date_written(dating, "revdate")
         data = to_asciidoc(page, revdate=text, title=title).encode()
-        return data, export, {**fields, "date_field": "revdate", "date_written": text}
+        return data, export, {**fields, "date_field": "revdate", "date_written": text,
+                              "date_form": date_form(dating, "revdate")}
     created = office_created(dating)
     data = to_docx(page, title=title, created=created, modified=dating.moment, revision=dating.revision,
                    author="Documentation team")
@@ -239,7 +244,9 @@ def main() -> int:
 def build(*, corpus: Path, out: Path, listing: dict[str, dict], kept: set[str], sets: dict, variants: list[str],
           seed: int, project: str | None) -> int:
     """Write every variant; returns the exit status (problems reported)."""
-    moments = file_moments(listing, seed=seed)
+    released = {name: day for name in kept if series_page(listing[name]["project"], listing[name]["path"])
+                and (day := release_written((corpus / "corpus" / name).read_text(encoding="utf-8", errors="replace")))}
+    moments = file_moments(listing, seed=seed, written=released)
     formats = mixed_formats(listing, seed)
     renamed: dict[str, dict[str, str]] = {variant: {} for variant in variants}
     entries: dict[str, dict[str, dict]] = {variant: {} for variant in variants}

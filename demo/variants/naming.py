@@ -20,6 +20,7 @@ from demo.variants.series import expected_release
 EXPORT_MOMENT = datetime(2025, 1, 20, 8, 0, tzinfo=UTC)
 WINDOW_DAYS = (30, 180)  # a release's files were last touched this many days before it was packaged, at most
 COMMIT_DAYS = (6, 16)  # on this many distinct moments (commits checked out), the packaging moment among them
+BRANCH_SHARE = 0.35  # files untouched since the window opened
 TEMPLATE_SHARE = 0.25  # .docx files whose `created` is an old template's date, years before `modified`
 
 FRONTMATTER_FORMS = {
@@ -57,10 +58,16 @@ def _rng(seed: int, *parts: str) -> random.Random:
     return random.Random("|".join([str(seed), *parts]))
 
 
-def file_moments(listing: dict[str, dict], *, seed: int) -> dict[str, Dating]:
-    """name -> Dating. Per release: a window before its packaging moment, a few commit moments in it (the
-    packaging moment the last), each file on one of them; the release's own notes page (else its first page by
-    hash) on the packaging moment itself, so the newest file is at the release date."""
+def file_moments(listing: dict[str, dict], *, seed: int, written: dict[str, datetime] | None = None
+                 ) -> dict[str, Dating]:
+    """name -> Dating, as the Django 5.1.4 sdist has them: per release, a window before its packaging moment and
+    a few commit moments in it, the packaging moment the last; about a third of the files untouched since the
+    window opened (the branch point), the rest on the commits, the last ones more often. A release-notes page
+    whose release happened inside the window (`written`: name -> the date its text gives) was last touched at its
+    release, on the first commit since (the notes of 4.2.17 and 5.0.10 with the 5.1.4 packaging); the release's
+    own notes page (else its first page by hash) on the packaging moment, so the newest file is at the release
+    date."""
+    written = written or {}
     bundles: dict[tuple[str, str], list[str]] = defaultdict(list)
     for name, entry in listing.items():
         bundles[(entry["project"], entry["version"])].append(name)
@@ -79,7 +86,14 @@ def file_moments(listing: dict[str, dict], *, seed: int) -> dict[str, Dating]:
         pinned = own_notes[0] if own_notes else min(names, key=lambda n: hashlib.sha256(keys[n].encode()).hexdigest())
         for name in names:
             file_rng = _rng(seed, "file", keys[name])
-            moment = released if name == pinned else file_rng.choice(commits)
+            if name == pinned:
+                moment = released
+            elif written.get(name) and written[name] > commits[0]:
+                moment = next((commit for commit in commits if commit >= written[name]), released)
+            elif file_rng.random() < BRANCH_SHARE:
+                moment = commits[0]
+            else:
+                moment = file_rng.choice(commits[1:] + commits[-3:])
             datings[name] = Dating(keys[name], moment, seed, revision=file_rng.randint(1, 60),
                                    template=file_rng.random() < TEMPLATE_SHARE)
     return datings

@@ -85,7 +85,8 @@ def latest_questions_check(questions: list[dict], texts: Texts, *, bundles: Mapp
             problems.append(f"{qid}: the question names the release it expects ({expected})")
         stated = _stated_versions(project, path, text)
         if expected not in stated:
-            problems.append(f"{qid}: {path} is not a series page of {expected} (it speaks for {[str(v) for v in stated]})")
+            problems.append(f"{qid}: {path} is not a series page of {expected} "
+                            f"(it speaks for {[str(v) for v in stated]})")
         every = [v for versions in series_versions(texts, project).values() for v in versions]
         if asks == "latest" and expected != max(every, default=expected):
             problems.append(f"{qid}: {expected} is not the newest {project} release the corpus documents "

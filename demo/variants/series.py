@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from packaging.version import InvalidVersion, Version
 
@@ -89,3 +90,26 @@ def label_matches(label: str, expected: Expected) -> tuple[bool, bool]:
                and (not version.is_prerelease or prerelease_expected))  # "2.2b1" is not the 2.2.28 docs
     exact = expected.release is not None and version == Version(expected.release)
     return line_ok, exact
+
+
+# How the series pages of the corpora date their release near their top: Django's "*April 11, 2022*", Sphinx's
+# "Release 8.1.3 (released Oct 13, 2024)", Celery's ":release-date: 2021-06-28".
+_RELEASE_DATES = (
+    (re.compile(r"\*([A-Z][a-z]+ \d{1,2}, \d{4})\*"), "%B %d, %Y"),
+    (re.compile(r"\(released ([A-Z][a-z]{2}) (\d{1,2}), (\d{4})\)"), "%b %d %Y"),
+    (re.compile(r":release-date: (\d{4}-\d{2}-\d{2})"), "%Y-%m-%d"),
+)
+TOP_CHARACTERS = 2000  # a series page states its newest release's date this close to its top
+
+
+def release_written(text: str) -> datetime | None:
+    """The newest release date a series page states near its top (None: it states none), from the source text:
+    when its release happened, so that the page was last touched then."""
+    found = []
+    for pattern, form in _RELEASE_DATES:
+        for match in pattern.finditer(text[:TOP_CHARACTERS]):
+            try:
+                found.append(datetime.strptime(" ".join(match.groups()), form).replace(tzinfo=UTC))
+            except ValueError:
+                continue
+    return max(found, default=None)

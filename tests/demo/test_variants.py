@@ -18,7 +18,7 @@ from demo.variants.naming import (
     hex_prefix,
     office_created,
 )
-from demo.variants.series import Expected, expected_release, label_matches
+from demo.variants.series import Expected, expected_release, label_matches, release_written
 from rag.ingest.dates import DocDate, parse_loose_date, resolve_doc_date
 from rag.ingest.parsers import parse_document
 from rag.lineage.labels import extract_version_label
@@ -165,3 +165,15 @@ def test_a_series_page_speaks_for_its_own_release_and_labels_match_by_line() -> 
     assert changelog.release is None and label_matches("4.4.7", changelog) == (True, False)
     shipped = expected_release(project="sphinx", path="CHANGES.rst", release="7.4.7")  # newest entry first
     assert shipped == Expected(line="7.4", release="7.4.7", series="bundle")
+
+
+def test_a_release_notes_page_is_touched_when_its_release_happened() -> None:
+    assert release_written("Django 5.0.10 release notes\n\n*December 4, 2024*\n") == datetime(2024, 12, 4, tzinfo=UTC)
+    assert release_written("Release 8.1.3 (released Oct 13, 2024)\n===") == datetime(2024, 10, 13, tzinfo=UTC)
+    assert release_written("5.1.2\n=====\n:release-date: 2021-06-28 16.15 P.M UTC+3:00") == datetime(2021, 6, 28,
+                                                                                                      tzinfo=UTC)
+    listing = {f"n{i}": {"project": "django", "version": "5.1", "release": "5.1.4", "path": f"docs/p{i}.txt",
+                         "release_date": MOMENT.isoformat()} for i in range(30)}
+    listing["other"] = {**listing["n0"], "path": "docs/releases/5.0.10.txt"}
+    moments = file_moments(listing, seed=35, written={"other": MOMENT.replace(hour=0, minute=0, second=0)})
+    assert moments["other"].moment == MOMENT
