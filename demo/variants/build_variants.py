@@ -46,7 +46,8 @@ import random
 import re
 import sys
 import zipfile
-from datetime import UTC, datetime, timedelta
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,6 +200,14 @@ def written(page: Page, *, doc_format: str, source: Path, dating: Dating, new_st
     return _fixed_zip(data), export, {**fields, "date_field": "office modified", "created": created.isoformat()}
 
 
+def _variant_format(variant: str, name: str, mixed_format: str, page: Page | None) -> str:
+    """The format a page is written in: the variant's, the release's in the mixed one; a page Docent cannot read
+    stays in its own text format."""
+    if page is None or variant == "mtime":
+        return Path(name).suffix.lstrip(".")
+    return {"frontmatter": "md", "revdate": "adoc"}.get(variant, mixed_format)
+
+
 def _write(target: Path, data: bytes, mtime: float) -> None:
     if not target.exists() or target.read_bytes() != data:
         target.write_bytes(data)
@@ -268,15 +277,9 @@ def build(*, corpus: Path, out: Path, listing: dict[str, dict], kept: set[str], 
         if name in question_files:
             source_texts[name] = reference
         expected = expected_release(project=entry["project"], path=entry["path"], release=entry["release"])
-        original_suffix = Path(name).suffix
         for variant in variants:
-            doc_format = {"frontmatter": "md", "revdate": "adoc", "mtime": original_suffix.lstrip(".")}.get(
-                variant) or formats[(entry["project"], entry["version"])]
-            if page is None:
-                doc_format = original_suffix.lstrip(".")
-            basename = Path(entry["path"]).name
-            stem = Path(basename).stem
-            suffix = original_suffix if doc_format in ("txt", "rst") and variant == "mtime" else f".{doc_format}"
+            doc_format = _variant_format(variant, name, formats[(entry["project"], entry["version"])], page)
+            stem, suffix = Path(entry["path"]).stem, Path(name).suffix if variant == "mtime" else f".{doc_format}"
             prefix = hex_prefix(f"{entry['project']}|{entry['version']}|{entry['path']}", seed=seed,
                                 taken=taken[variant], stem=stem + suffix)
             new_name = f"{prefix}_{stem}{suffix}"
@@ -290,7 +293,7 @@ def build(*, corpus: Path, out: Path, listing: dict[str, dict], kept: set[str], 
             renamed[variant][name] = new_name
             entries[variant][new_name] = {**{k: v for k, v in entry.items() if k != "mtime"},
                                           **({"mtime": int(mtime)} if "mtime" in entry else {}), "source": name,
-                                          **fields, "speaks_for": expected.__dict__}
+                                          **fields, "speaks_for": asdict(expected)}
             if page is None:
                 continue
             try:
