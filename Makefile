@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval eval-real eval-scale eval-lineage eval-git eval-siblings install clean-data
+.PHONY: run test bench eval eval-real eval-scale eval-lineage eval-git eval-siblings eval-variants install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -84,6 +84,19 @@ eval-git: $(STAMP)
 # "--encoder hashing" for speed; "--details" for each failing question; "--json OUT".
 eval-siblings: $(STAMP)
 	$(PY) benchmarks/eval_siblings.py $(SIBLINGS_ARGS)
+
+# Issue 35's measurement: the scale corpus written again as real exports present releases (demo/variants/
+# build_variants.py into var/variants: Markdown with frontmatter dates, AsciiDoc with :revdate:, per-file mtimes,
+# one release per format with .docx core properties; hashed names), each variant indexed into its own workspace
+# and measured against the issue's targets with MiniLM (benchmarks/eval_release_variants.py, its own DATA_DIR):
+# release per document, questions naming a release, current and latest-release questions. VARIANT_ARGS="--project
+# django --every 8" for a subset with all its pages' releases, "--variants mixed", "--encoder hashing", "--json F".
+VARIANTS_DIR := var/variants
+eval-variants: $(STAMP)
+	$(PY) demo/scale/build_corpus.py --out $(SCALE_CORPUS)
+	$(PY) demo/variants/build_variants.py --corpus $(SCALE_CORPUS) --out $(VARIANTS_DIR)
+	$(PY) benchmarks/eval_release_variants.py --corpus $(SCALE_CORPUS) --variants-dir $(VARIANTS_DIR) --encoder minilm \
+		$(VARIANT_ARGS)
 
 # Removes the development instance's data (database, redis, uploads). Asks nothing: be sure.
 clean-data:
