@@ -113,10 +113,19 @@ def _blanks_in(ours: tuple[str, ...], theirs: tuple[str, ...]) -> list[Blank]:
         if not any(_is_name(token) for token in ours[max(i1, 1):i2]) \
                 or not any(_is_name(token) for token in theirs[max(j1, 1):j2]):
             continue
+        if _a_value(ours, i1, i2) or _a_value(theirs, j1, j2):
+            continue  # "4 GB" where the other says "8 MB": a value and its unit changed, not a name
         mine, other = _name_at(list(ours), i1, i2), _name_at(list(theirs), j1, j2)
         if mine and other and _normal(mine) != _normal(other):
             blanks.append(Blank(mine, other))
     return blanks
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _a_value(tokens: tuple[str, ...], start: int, end: int) -> bool:
+    return any(_NUMBER.fullmatch(token) for token in tokens[max(start - 1, 0):end])
 
 
 def _title_case(tokens: tuple[str, ...]) -> bool:

@@ -141,3 +141,19 @@ class SearchResultSet(list):
     def to_dict(self, *, base_url: str = "") -> dict[str, Any]:
         return {**self.describe(), "count": len(self),
                 "results": [result.to_dict(base_url=base_url) for result in self]}
+
+
+def interleaved(sides: list[SearchResultSet], *, top_k: int) -> SearchResultSet:
+    """New side, old side, new, old...: a change question's answer needs both, each in the first places."""
+    merged: list[SearchResult] = []
+    seen: set[int] = set()
+    for rank in range(max(len(side) for side in sides)):
+        for side in sides:
+            if rank < len(side) and side[rank].chunk_id not in seen:
+                seen.add(side[rank].chunk_id)
+                merged.append(side[rank])
+    first = sides[0]
+    stats = dict(first.stats)
+    stats["sides"] = [len(side) for side in sides]
+    return SearchResultSet(merged[:top_k], query=first.query, canonical_filtering=first.canonical_filtering,
+                           options=first.options, filters=first.filters, stats=stats)

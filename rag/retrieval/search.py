@@ -55,7 +55,7 @@ from rag.retrieval.ranking import (
     recency_factor,
     with_recency,
 )
-from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet
+from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet, interleaved
 from rag.retrieval.subjects import demote_other_subjects, different_subjects, subjects_named, workspace_subjects
 from rag.retrieval.versions import (
     VersionPlan,
@@ -123,7 +123,7 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     else:
         sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
                  for label, documents in plan.scopes]
-        result_set = _interleaved(sides, top_k=options.top_k)
+        result_set = interleaved(sides, top_k=options.top_k)
         # Which result answers for which version, oldest first: the answer states each side.
         result_set.stats["change_sides"] = [
             {"label": label, "chunk_ids": [r.chunk_id for r in side]}
@@ -155,22 +155,6 @@ def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query:
     lead = list(own)[:NEWEST_RELEASE_RESULTS]
     chosen = {result.chunk_id for result in lead}
     result_set[:] = (lead + [r for r in result_set if r.chunk_id not in chosen])[:options.top_k]
-
-
-def _interleaved(sides: list[SearchResultSet], *, top_k: int) -> SearchResultSet:
-    """New side, old side, new, old...: a change question's answer needs both, each in the first places."""
-    merged: list[SearchResult] = []
-    seen: set[int] = set()
-    for rank in range(max(len(side) for side in sides)):
-        for side in sides:
-            if rank < len(side) and side[rank].chunk_id not in seen:
-                seen.add(side[rank].chunk_id)
-                merged.append(side[rank])
-    first = sides[0]
-    stats = dict(first.stats)
-    stats["sides"] = [len(side) for side in sides]
-    return SearchResultSet(merged[:top_k], query=first.query, canonical_filtering=first.canonical_filtering,
-                           options=first.options, filters=first.filters, stats=stats)
 
 
 def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool = True) -> SearchResultSet:

@@ -48,7 +48,8 @@ def _contradiction_pairs(workspace: Workspace) -> set[frozenset]:
 
 
 def _change_corpus(documents, folder: Path) -> None:
-    """A second delivery: revised facts, one rewritten file, one deleted file, one new version, one copy."""
+    """A second delivery: revised facts, one rewritten file, one deleted file, one new version, one copy, and two
+    current pages of one day that disagree (new editions that change a value are versions, not contradictions)."""
     rng = random.Random(5)
     newest = documents[2::3]
     for document in newest[:4]:  # facts change in the newest version
@@ -63,6 +64,11 @@ def _change_corpus(documents, folder: Path) -> None:
     copy = folder / "exports" / Path(documents[4].path).name
     copy.parent.mkdir(exist_ok=True)
     shutil.copy(folder / documents[4].path.lstrip("/"), copy)
+    (folder / "kb").mkdir(exist_ok=True)
+    page = ("# {title}\n\nThe session backend rejects cookies larger than {size} KB, and the password reset view no "
+            "longer reveals whether an account exists.\n")
+    (folder / "kb" / "sessions.md").write_text(page.format(title="Session guide", size=4))
+    (folder / "kb" / "cookies.md").write_text(page.format(title="Cookie handbook", size=8))
 
 
 @pytest.fixture
