@@ -202,12 +202,17 @@ def release_question_figures(workspace, questions: list[dict], *, details: bool)
     return figures
 
 
-def current_figures(workspace, questions: list[dict]) -> dict[str, Any]:
+def current_figures(workspace, questions: list[dict], *, details: bool = False) -> dict[str, Any]:
     """The held-out current questions: newest@5 full and plain semantic, stale leakage."""
-    from evaluation.retrieval import PLAIN_SEMANTIC, Config, evaluate_configs
+    from evaluation.retrieval import PLAIN_SEMANTIC, Config, evaluate_configs, score_current
+
+    def missed(config, question, results) -> None:
+        if details and config.name == "full pipeline" and not score_current(question, results)["answer@5"]:
+            print(f"    miss {question.get('id', '')} (current): {question['question']}\n"
+                  f"      expected {question['expected_path']}; top 5 {[r.path.rsplit('/', 1)[-1] for r in results[:5]]}")
 
     configs = [Config("full pipeline"), Config("plain semantic", PLAIN_SEMANTIC)]
-    figures = evaluate_configs(workspace, questions, configs)
+    figures = evaluate_configs(workspace, questions, configs, on_results=missed)
     full, plain = figures["full pipeline"]["current"], figures["plain semantic"]["current"]
     return {"questions": full["questions"], "newest@5": full.get("answer@5"), "plain newest@5": plain.get("answer@5"),
             "newest@5 - plain": (full.get("answer@5") or 0) - (plain.get("answer@5") or 0),
@@ -280,7 +285,7 @@ def variant_measure(variant: str, folder: Path, *, prefix: str, examples: int, d
     naming, current, latest = of_kind("version"), of_kind("current"), of_kind("latest")
     figures = {"indexed": indexed, "documents": document_figures(workspace.pk, listing, examples=examples)}
     figures["naming a release"] = release_question_figures(workspace, naming, details=details) if naming else {}
-    figures["current"] = current_figures(workspace, current) if current else {}
+    figures["current"] = current_figures(workspace, current, details=details) if current else {}
     figures["latest"] = latest_figures(workspace, latest, details=details) if latest else {}
     return figures
 
