@@ -281,6 +281,8 @@ QUERY_ENCODER_THREADS = env.int("QUERY_ENCODER_THREADS", default=0)
 # unset, git's own credential store and ssh keys apply.
 GIT_SOURCE_USERNAME = env.str("GIT_SOURCE_USERNAME", default="")
 GIT_SOURCE_PASSWORD = env.str("GIT_SOURCE_PASSWORD", default="")
+# Folder sources and local Git repositories must lie inside one of these folders (empty: anywhere but DATA_DIR).
+SOURCE_FOLDER_ROOTS = env.list("SOURCE_FOLDER_ROOTS", default=[])
 # Folder sources with file-system watching: events closer together than this make one sync.
 SOURCE_WATCH_DEBOUNCE_SECONDS = env.float("SOURCE_WATCH_DEBOUNCE_SECONDS", default=5.0)
 

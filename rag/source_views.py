@@ -1,4 +1,5 @@
-"""The Sources page under Documents: list, add (staff: a source reads the server's folders), "Sync now"."""
+"""The Sources page under Documents: list, add (the add_source permission: a source reads the server's folders),
+"Sync now"."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def sources(request: HttpRequest) -> HttpResponse:
     form = SourceForm(request.POST or None)
     status = 200
     if request.method == "POST":
-        if not request.user.is_staff:
-            messages.error(request, "Only staff add sources: a source reads folders and repositories on the server.")
+        if not request.user.has_perm("rag.add_source"):
+            messages.error(request, "Only staff allowed to add sources do: a source reads folders and repositories "
+                                    "on the server.")
             return redirect("sources")
         if form.is_valid():
             try:

@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from rag.models import Source, SourceFile
 from rag.progress import job_summary
-from rag.sources import SourceError, location_shown, source_sync
+from rag.sources import SourceError, location_shown, source_check, source_sync
+
+
+class SourceAdminForm(forms.ModelForm):
+    """Adding and editing a source in the admin go through `source add`'s own check (rag.sources.source_check)."""
+
+    class Meta:
+        model = Source
+        fields = "__all__"
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            data["location"] = source_check(
+                name=data["name"], kind=data["kind"], location=data["location"], branch=data.get("branch", ""),
+                tags_pattern=data.get("tags_pattern", ""), every_minutes=data["every_minutes"], watch=data["watch"])
+        except SourceError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return data
 
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
+    form = SourceAdminForm
     list_display = ("name", "workspace", "kind", "where", "every_minutes", "watch", "last_sync_at", "last_result")
     list_filter = ("kind", "workspace")
     search_fields = ("name", "location")

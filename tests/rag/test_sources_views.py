@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from rag.models import IndexingJob, Source
@@ -41,7 +42,8 @@ def test_members_see_their_sources_and_sync_them_now(logged_in_client, workspace
     assert b"still syncing" in again.content  # the first job has not run: one sync at a time
 
 
-def test_only_staff_add_sources_and_bad_input_is_a_400_with_the_reason(client, workspace, share, user):
+def test_only_users_allowed_to_add_sources_add_them_and_bad_input_is_a_400_with_the_reason(client, workspace, share,
+                                                                                          user):
     client.force_login(user)
     form = {"name": "share", "kind": "folder", "location": str(share), "every_minutes": "30"}
     client.post("/documents/sources/", form)
@@ -49,6 +51,13 @@ def test_only_staff_add_sources_and_bad_input_is_a_400_with_the_reason(client, w
 
     staff = UserFactory(is_staff=True)
     workspace.members.add(staff)
+    client.force_login(staff)
+    refused = client.post("/documents/sources/", form, follow=True)  # staff alone is not enough
+    assert not Source.objects.exists() and b"Only staff allowed to add sources" in refused.content
+    assert b"Add a source" not in refused.content
+
+    staff.user_permissions.add(Permission.objects.get(codename="add_source"))
+    staff = UserFactory._meta.model.objects.get(pk=staff.pk)  # permissions are cached on the instance
     client.force_login(staff)
     bad = client.post("/documents/sources/", {**form, "location": str(share / "missing")})
     assert bad.status_code == 400 and b"no such folder" in bad.content
