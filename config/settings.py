@@ -277,10 +277,9 @@ QUERY_ENCODER = env.str("QUERY_ENCODER", default="")
 # onnxruntime's intra-op threads per process for questions; 0: the cores divided by the web processes.
 QUERY_ENCODER_THREADS = env.int("QUERY_ENCODER_THREADS", default=0)
 
-# Git sources: credentials for clone URLs over HTTPS, from the environment only (never stored with the source);
-# unset, git's own credential store and ssh keys apply.
-GIT_SOURCE_USERNAME = env.str("GIT_SOURCE_USERNAME", default="")
-GIT_SOURCE_PASSWORD = env.str("GIT_SOURCE_PASSWORD", default="")
+# Git sources' HTTPS credentials, each bound to its host (JSON: {"host[:port]": {"username": ..., "password": ...}}),
+# never stored with a source nor sent over plain http://; a host not named gets git's credential store or nothing.
+GIT_SOURCE_CREDENTIALS = env.json("GIT_SOURCE_CREDENTIALS", default={})
 # Folder sources and local Git repositories must lie inside one of these folders (empty: anywhere but DATA_DIR).
 SOURCE_FOLDER_ROOTS = env.list("SOURCE_FOLDER_ROOTS", default=[])
 # Folder sources with file-system watching: events closer together than this make one sync.

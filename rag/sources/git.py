@@ -2,9 +2,8 @@
 
 A local repository is read where it is; a clone URL is fetched into a bare mirror under DATA_DIR, whose
 branches and tags follow the remote's exactly (a force push moves them back, a deleted tag goes).
-Credentials come from the environment (GIT_SOURCE_USERNAME / GIT_SOURCE_PASSWORD) or git's own set-up
-(`git credential fill`: its helpers and store; ssh keys), never from the stored location, and never reach
-a log line.
+Credentials are bound to hosts (GIT_SOURCE_CREDENTIALS, or git's own `git credential fill`, asked per host;
+ssh keys), go over HTTPS only, never come from the stored location, and never reach a log line.
 """
 
 from __future__ import annotations
@@ -59,7 +58,7 @@ def location_shown(location: str) -> str:
 def location_check(location: str) -> None:
     """Refuse a URL that carries a password: it would be stored in plain text."""
     if "://" in location and urlsplit(location).password:
-        raise GitSourceError("the URL carries a password; give it through GIT_SOURCE_PASSWORD or git's "
+        raise GitSourceError("the URL carries a password; give it through GIT_SOURCE_CREDENTIALS or git's "
                              "credential helper instead, never in the source's settings")
 
 
@@ -101,17 +100,23 @@ def _fetch(repo: Repo, location: str) -> None:
 
 
 def credentials_for(location: str) -> tuple[str | None, str | None]:
-    """HTTPS credentials: the environment's, else what git's credential set-up (helpers, the store) gives.
+    """HTTPS credentials for the URL's own host: GIT_SOURCE_CREDENTIALS' entry, else git's credential set-up.
 
-    `git credential fill` runs without a terminal, so a missing credential is a clear failure of the
+    A credential goes only to the host it is bound to, and never over plain http:// (anyone on the path would
+    read it). `git credential fill` runs without a terminal, so a missing credential is a clear failure of the
     fetch, never a prompt; ssh URLs use ssh's own keys and agent.
     """
-    if settings.GIT_SOURCE_USERNAME or settings.GIT_SOURCE_PASSWORD:
-        return settings.GIT_SOURCE_USERNAME or None, settings.GIT_SOURCE_PASSWORD or None
     parts = urlsplit(location) if "://" in location else None
-    if parts is None or parts.scheme not in ("http", "https") or shutil.which("git") is None:
-        return parts.username if parts else None, None
-    asked = f"protocol={parts.scheme}\nhost={parts.netloc.rsplit('@', 1)[-1]}\n"
+    if parts is None or parts.scheme != "https":
+        return (parts.username if parts else None), None
+    host = (parts.hostname or "").lower()
+    bound = settings.GIT_SOURCE_CREDENTIALS
+    entry = (parts.port and bound.get(f"{host}:{parts.port}")) or bound.get(host)
+    if entry:
+        return entry.get("username") or parts.username, entry.get("password")
+    if shutil.which("git") is None:
+        return parts.username, None
+    asked = f"protocol=https\nhost={parts.netloc.rsplit('@', 1)[-1]}\n"
     asked += f"username={parts.username}\n" if parts.username else ""
     try:
         answer = subprocess.run(["git", "credential", "fill"], input=asked + "\n", capture_output=True, text=True,
