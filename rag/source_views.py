@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from rag.source_forms import SourceForm
-from rag.sources import SourceError, source_add, source_get, source_list, source_row, source_sync
+from rag.sources import SourceError, source_add, source_get, source_list, source_row, source_sync_request
 
 
 @require_http_methods(["GET", "POST"])
@@ -40,9 +40,9 @@ def sources(request: HttpRequest) -> HttpResponse:
 def source_sync_now(request: HttpRequest, pk: int) -> HttpResponse:
     source = source_get(user=request.user, pk=pk)
     try:
-        job = source_sync(source_id=source.pk, created_by=request.user)
+        source_sync_request(source=source, user=request.user)
     except SourceError as exc:
         messages.error(request, f"{source.name}: {exc}")
-        return redirect("sources")
-    messages.info(request, f"Syncing {source.name}: job {job.pk}.")
-    return redirect("job-detail", pk=job.pk)
+    else:
+        messages.info(request, f"{source.name}: sync queued; its job shows here once a worker starts it.")
+    return redirect("sources")

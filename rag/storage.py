@@ -184,12 +184,17 @@ def stored_copy_save(pieces: Iterable[bytes], *, folder: str, file_name: str) ->
     return StoredCopy(source_file=STORED_PREFIX + name, digest=digest.hexdigest(), size=size)
 
 
-def stored_blob_save(*, name: str, read: Callable[[], bytes]) -> str:
-    """A content-addressed copy (a Git blob: the same name always holds the same bytes), stored once, then found.
+_BLOBS = "sources/blobs"  # content-addressed copies; uploads' copies live under uploads/
 
-    Returns the item's source_file. Such copies are shared between documents and syncs and are never deleted.
+
+def stored_blob_save(*, blob: str, read: Callable[[], bytes]) -> str:
+    """A content-addressed copy (a Git blob: the same sha always holds the same bytes), stored once, then found,
+    so a worker on any machine reads it.
+
+    Returns the item's source_file. Such copies are shared between documents and syncs: stored_copies_delete
+    removes one only when no item still needs it.
     """
-    storage = file_storage()
+    storage, name = file_storage(), f"{_BLOBS}/{blob[:2]}/{blob}"
     with _reaching("storing a blob"):
         if not storage.exists(name):
             storage.save(name, ContentFile(read(), name=name))
@@ -205,7 +210,7 @@ def stored_copies_delete(source_files: Iterable[str]) -> int:
     needed, one for the sizes, the deletions in batches.
     """
     names = {source_file: name for source_file in set(source_files)
-             if (name := stored_name(source_file)) and name.startswith("uploads/")}  # Git blobs stay
+             if (name := stored_name(source_file)) and name.startswith(("uploads/", f"{_BLOBS}/"))}
     if not names:
         return 0
     Status = IndexingJobItem.Status

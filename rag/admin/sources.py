@@ -9,7 +9,7 @@ from django.http import HttpRequest
 
 from rag.models import Source, SourceFile
 from rag.progress import job_summary
-from rag.sources import SourceError, location_shown, source_check, source_sync
+from rag.sources import SourceError, location_shown, source_check, source_sync_request
 
 
 class SourceAdminForm(forms.ModelForm):
@@ -55,13 +55,13 @@ class SourceAdmin(admin.ModelAdmin):
 
     @admin.action(description="Sync now", permissions=["change"])
     def sync_now(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
-        for source in queryset:
+        for source in queryset.select_related("last_job"):
             try:
-                job = source_sync(source_id=source.pk, created_by=request.user)
+                source_sync_request(source=source, user=request.user)
             except SourceError as exc:
                 self.message_user(request, f"{source.name}: {exc}", messages.ERROR)
             else:
-                self.message_user(request, f"{source.name}: job {job.pk} queued")
+                self.message_user(request, f"{source.name}: sync queued")
 
 
 @admin.register(SourceFile)

@@ -11,9 +11,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import socket
 import stat
 import subprocess
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,13 +82,40 @@ def repository_open(*, location: str, mirror: Path) -> Repo:
     return repo
 
 
+class _FetchTimeout(Exception):
+    def __str__(self) -> str:
+        return f"no complete answer within GIT_SOURCE_FETCH_TIMEOUT_SECONDS ({settings.GIT_SOURCE_FETCH_TIMEOUT_SECONDS} s)"
+
+
+@contextmanager
+def _fetch_deadline(seconds: int) -> Iterator[None]:
+    """A remote that stalls or trickles must not hold a worker: every socket read waits at most `seconds`, and in
+    the main thread (a worker's task, a command) an alarm ends the whole fetch after `seconds`."""
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(seconds)
+    alarmed = threading.current_thread() is threading.main_thread()
+    if alarmed:
+        def expire(signum, frame):
+            raise _FetchTimeout
+        handler = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        if alarmed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, handler)
+        socket.setdefaulttimeout(previous)
+
+
 def _fetch(repo: Repo, location: str) -> None:
     shown = location_shown(location)
     try:
         username, password = credentials_for(location)
         client, remote_path = get_transport_and_path(location, username=username, password=password)
-        result = client.fetch(remote_path, repo, determine_wants=_wants(repo))
-    except Exception as exc:  # network, protocol, authentication: the remote is unusable this time, nothing else
+        with _fetch_deadline(settings.GIT_SOURCE_FETCH_TIMEOUT_SECONDS):
+            result = client.fetch(remote_path, repo, determine_wants=_wants(repo))
+    except Exception as exc:  # network, protocol, authentication, time: the remote is unusable this time, nothing else
         reason = str(exc).replace(location, shown)[:300] or type(exc).__name__
         raise GitSourceError(f"cannot fetch {shown}: {reason}") from None
     remote = {name: sha for name, sha in result.refs.items()
@@ -168,7 +199,11 @@ def tree_files(repo: Repo, commit: str, *, select: Callable[[str], bool]) -> dic
     """path -> blob sha of the regular files in the commit's tree that `select` takes (no symlinks, no submodules)."""
     tree = repo[commit.encode()].tree
     files = {}
-    for entry in repo.object_store.iter_tree_contents(tree):
+    limit = settings.GIT_SOURCE_MAX_TREE_ENTRIES
+    for number, entry in enumerate(repo.object_store.iter_tree_contents(tree), 1):
+        if number > limit:  # counted as the walk goes: a few objects can make a tree of millions of paths
+            raise GitSourceError(f"commit {commit[:10]} holds more than {limit} files (GIT_SOURCE_MAX_TREE_ENTRIES): "
+                                 "not read")
         if entry.mode is None or not stat.S_ISREG(entry.mode):
             continue
         path = entry.path.decode("utf-8", "replace")

@@ -8,12 +8,14 @@ import shutil
 from datetime import timedelta
 from pathlib import Path
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from rag.models import Document, IndexingJob, Source, Workspace
 from rag.documents import documents_archive
+from rag.jobs import SYNC_SOURCE, task_send
 from rag.sources.folder import SourcePaused, folder_sync_job
 from rag.sources.git import GitSourceError, is_remote, location_check, location_shown
 from rag.sources.git_sync import git_mirror_dir, git_sync_job, source_document_prefix
@@ -94,6 +96,24 @@ def source_remove(*, source: Source, archive_documents: bool = False) -> int:
     return archived
 
 
+# How long a queued "Sync now" holds the button: the sync task's hard time limit, so a lost message frees it then.
+_QUEUED_SECONDS = 960
+
+
+def _queued_key(source_id: int) -> str:
+    return f"source-sync-queued:{source_id}"
+
+
+def source_sync_request(*, source: Source, user) -> None:
+    """Queue one sync for a worker ("Sync now" on the page and in the admin): a fetch and a tree walk never run in a
+    web request. SourceError when one is already queued or running: presses pile up nothing."""
+    if source.last_job is not None and source.last_job.finished_at is None:
+        raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
+    if not cache.add(_queued_key(source.pk), user.pk or 0, timeout=_QUEUED_SECONDS):
+        raise SourceError(f"a sync of {source.name} is already queued")
+    transaction.on_commit(lambda: task_send(SYNC_SOURCE, source.pk, user.pk or 0))
+
+
 def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> IndexingJob:
     """Start one sync of the source as an indexing job; SourceError says why none could start.
 
@@ -101,6 +121,7 @@ def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> Ind
     a sync is not started while the previous one's job is still running.
     """
     failure = ""
+    cache.delete(_queued_key(source_id))  # whoever asked is served by this sync
     with transaction.atomic():
         source = Source.objects.select_for_update(of=("self",)).select_related("workspace", "last_job") \
             .filter(pk=source_id).first()
