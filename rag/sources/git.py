@@ -28,6 +28,7 @@ from dulwich.client import get_transport_and_path
 from dulwich.errors import NotGitRepository
 from dulwich.graph import can_fast_forward
 from dulwich.objects import Commit, Tag
+from dulwich.refs import check_ref_format
 from dulwich.repo import Repo
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:owner/repo.git
@@ -118,8 +119,10 @@ def _fetch(repo: Repo, location: str) -> None:
     except Exception as exc:  # network, protocol, authentication, time: the remote is unusable this time, nothing else
         reason = str(exc).replace(location, shown)[:300] or type(exc).__name__
         raise GitSourceError(f"cannot fetch {shown}: {reason}") from None
+    # A name git itself would refuse ("a..b", "x.lock") is left out: a remote cannot break the mirror with one.
     remote = {name: sha for name, sha in result.refs.items()
-              if name.startswith((_HEADS, _TAGS)) and not name.endswith(b"^{}") and sha is not None}
+              if name.startswith((_HEADS, _TAGS)) and not name.endswith(b"^{}") and sha is not None
+              and check_ref_format(name)}
     for name in [n for n in repo.refs.allkeys() if n.startswith((_HEADS, _TAGS))]:
         if name not in remote:
             repo.refs.remove_if_equals(name, None)  # gone upstream: gone here

@@ -206,3 +206,30 @@ def test_credentials_go_only_to_their_host_and_never_over_plain_http(tmp_path, m
     assert credentials_for("http://git.example.com/docs.git") == (None, None)  # plain HTTP: not even the store's
     assert credentials_for("http://plain.example.com/docs.git") == (None, None)
     assert credentials_for("http://bob@git.example.com/docs.git") == ("bob", None)
+
+
+def test_a_remote_ref_with_a_name_git_refuses_is_left_out_not_a_crash(source, workspace, repo, tmp_path,
+                                                                        monkeypatch):
+    import rag.sources.git as git_module
+
+    remote = tmp_path / "remote.git"
+    repo.git("clone", "-q", "--bare", str(repo.path), str(remote))
+    real = git_module.get_transport_and_path
+
+    def advertising_a_bad_name(location, **kwargs):
+        client, path = real(location, **kwargs)
+        fetch = client.fetch
+
+        def fetched(*args, **fetch_kwargs):
+            result = fetch(*args, **fetch_kwargs)
+            result.refs[b"refs/tags/v9..0"] = result.refs[b"refs/heads/main"]  # what a hostile server may send
+            return result
+        client.fetch = fetched
+        return client, path
+
+    monkeypatch.setattr(git_module, "get_transport_and_path", advertising_a_bad_name)
+    Source.objects.filter(pk=source.pk).update(location=f"file://{remote}")
+    job = sync_here(source.pk)
+    source.refresh_from_db()
+    assert not source.last_error and job.items.exists()
+    assert "v9..0" not in source.state["tags"]
