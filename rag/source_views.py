@@ -32,7 +32,8 @@ def sources(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Added {source.name}. Press Sync now, or wait for its schedule.")
                 return redirect("sources")
         status = 400
-    rows = [(source, source_row(source)) for source in source_list(workspace=request.workspace)]
+    staff = request.user.is_staff  # members read why a sync failed, not where on the server
+    rows = [(source, source_row(source, staff=staff)) for source in source_list(workspace=request.workspace)]
     return render(request, "rag/sources.html", {"rows": rows, "form": form}, status=status)
 
 

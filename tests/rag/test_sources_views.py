@@ -94,3 +94,21 @@ def test_admin_lists_sources_and_syncs_them(staff_client, staff_user, workspace,
         staff_client.post("/admin/rag/source/", {"action": "sync_now", "_selected_action": [source.pk]})
     assert sent == [(source.pk, staff_user.pk)]  # queued for a worker, as the page's button
     assert staff_client.get(f"/admin/rag/source/{source.pk}/change/").status_code == 200
+
+
+def test_members_read_why_a_sync_failed_but_not_where_staff_read_all(client, workspace, share, user, tmp_path):
+    folder = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    remote = source_add(workspace=workspace, name="remote", kind="git", location="https://git.internal.example/d.git")
+    Source.objects.filter(pk=folder.pk).update(paused_reason=f"the folder {share} is gone (deleted or unmounted)")
+    Source.objects.filter(pk=remote.pk).update(
+        last_error="cannot fetch https://git.internal.example/d.git: Failed to resolve 'git.internal.example'")
+    client.force_login(user)
+    page = client.get("/documents/sources/").content.decode()
+    assert "is gone" in page and "cannot fetch" in page
+    assert str(share) not in page and "git.internal.example" not in page and str(tmp_path) not in page
+
+    staff = UserFactory(is_staff=True)
+    workspace.members.add(staff)
+    client.force_login(staff)
+    page = client.get("/documents/sources/").content.decode()
+    assert f"the folder {share} is gone" in page and "Failed to resolve &#x27;git.internal.example&#x27;" in page
