@@ -24,7 +24,7 @@ from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_uni
                              score_units)
 from chat.questions import values_in
 from chat.releases import row_for_release
-from rag.dedup import extract_facts, fact_differences
+from rag.facts import extract_facts, fact_differences
 from rag.lineage import version_key
 
 _TAIL_WORDS = 4

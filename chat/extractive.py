@@ -23,10 +23,11 @@ from django.conf import settings
 
 from chat.citations import citation_for
 from chat.questions import answering_power, question_kind
-from chat.releases import row_for_release, version_said
+from chat.releases import row_for_release, subject_said, version_said, without_subjects
 from rag import embeddings
-from rag.dedup import fact_differences
+from rag.facts import fact_differences
 from rag.embeddings import embed_with_cache
+from rag.retrieval import subjects_named
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from rag.sentences import SentenceSpan, sentence_spans
 
@@ -188,15 +189,18 @@ def _is_stale(result: Any) -> bool:
 
 
 def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "",
-                vectors: dict[str, Sequence[float]] | None = None) -> None:
+                vectors: dict[str, Sequence[float]] | None = None, subjects: set[str] = frozenset()) -> None:
     """Meaning (encoder cosine) and the question's rare terms, a little for the retrieval rank; the
     current version is preferred over a superseded or retired passage, or, for a question about one
     release (`as_of`), that release's own documents are. Then answering power: a statement that
     carries what the question asks for (the subject with a value, the steps, ...) outranks one that
-    only names the subject. `vectors`: the units' vectors by text where the caller read them already."""
+    only names the subject. `vectors`: the units' vectors by text where the caller read them already;
+    `subjects`: whom the question names (a sibling's subject): naming them is not answering."""
     if not units:
         return
     kind = kind or question_kind(question)
+    # Whom the question names, search has found (rag.retrieval.subjects); what it asks is the rest of it.
+    question = (without_subjects(question, subjects) or question) if subjects else question
     vector = question_vector(question)
     if vectors is not None and all(unit.text in vectors for unit in units):
         unit_vectors = [vectors[unit.text] for unit in units]
@@ -334,11 +338,17 @@ def _best_units(question: str, sources: dict[int, list[Any]]) -> dict[int, list[
 
 def _restates_differently(a: Unit, b: Unit) -> bool:
     """Two documents say the same thing with different facts (600 vs 1200 requests per minute)."""
-    if a.result.document_id == b.result.document_id:
+    if a.result.document_id == b.result.document_id or _subjects_differ(a, b):
         return False
     if cosine(a.vector, b.vector) < settings.ANSWER_CONFLICT_SIMILARITY:
         return False
     return bool(fact_differences(a.text, b.text))
+
+
+def _subjects_differ(a: Unit, b: Unit) -> bool:
+    """Siblings' passages (two customers' fees) are each true for their own subject, never versions."""
+    subjects = getattr(a.result, "subject", ""), getattr(b.result, "subject", "")
+    return all(subjects) and subjects[0] != subjects[1]
 
 
 def _newest(units: list[Unit]) -> Unit:
@@ -448,7 +458,10 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
     units = answer_units(results)
     if not units:
         return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
-    score_units(question, units, as_of=as_of)
+    named = subjects_named(question, {r.subject: [] for r in results if getattr(r, "subject", "")})
+    if named:  # the question names whose: statements of other subjects' documents never answer it
+        units = [u for u in units if not getattr(u.result, "subject", "") or u.result.subject in named] or units
+    score_units(question, units, as_of=as_of, subjects=set(named))
     evidence = round(max(unit.relevance for unit in units), 4)
     picked = _pick(units, limit=settings.ANSWER_MAX_UNITS)
     if not picked:
@@ -474,8 +487,8 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
         return numbers[source.chunk_id]
 
     release = as_of if re.fullmatch(r"v?\d+(?:\.[\w-]+)*", as_of) else ""  # a release, not a date
-    lines = [f"{row_for_release(unit.text, release)} [{cite(unit, 'answer', unit.result_rank + 1)}]"
-             for unit in statements]
+    lines = [f"{subject_said(getattr(unit.result, 'subject', ''), row_for_release(unit.text, release))} "
+             f"[{cite(unit, 'answer', unit.result_rank + 1)}]" for unit in statements]
     if lines and release:
         lines[0] = version_said(as_of, lines[0])
     if notes:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from rag.dedup import extract_facts
+from rag.facts import extract_facts
 
 KINDS = ("value", "definition", "steps", "yesno", "change", "list")
 

@@ -1,4 +1,4 @@
-"""How an answer names the release it answers from, and says no other release's figure first."""
+"""How an answer names whom and which release it speaks for, and says no other release's figure first."""
 
 from __future__ import annotations
 
@@ -36,3 +36,24 @@ def row_for_release(text: str, label: str = "") -> str:
 def version_said(label: str, statement: str) -> str:
     """"In 2.1: ...": a version question's answer says which release it answers from (one place to phrase it)."""
     return f"In {label}: {statement}"
+
+
+def subject_said(subject: str, statement: str) -> str:
+    """"Acme Corp: the Customer pays ...": a sibling's passage says "the Customer", the answer says which one.
+
+    `subject` is the document's (rag.lineage.subjects); a statement that names it already is left as it is.
+    """
+    names = [name for name in subject.split("; ") if name]
+    if not names or any(name.casefold() in statement.casefold() for name in names):
+        return statement
+    return f"{names[0]}: {statement}"
+
+
+def without_subjects(question: str, subjects: set[str]) -> str:
+    """The question less the subjects it names ("What is Maria Lopez's salary?" -> "What is salary?"): search
+    found the subject's document; what the answer must state is the rest, not a sentence that names her."""
+    for subject in sorted(subjects, key=len, reverse=True):
+        for name in subject.split("; "):
+            for word in sorted({word for word in re.findall(r"\w+", name) if len(word) > 1}, key=len, reverse=True):
+                question = re.sub(rf"\b{re.escape(word)}(?:['’]s)?\b", " ", question, flags=re.IGNORECASE)
+    return " ".join(question.split())

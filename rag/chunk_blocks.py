@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.dedup import highlight_segments
+from rag.facts import highlight_segments
 from rag.sentences import CODE_FENCE, code_blocks
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from rag.dedup import highlight_segments
+from rag.facts import highlight_segments
 from rag.lineage import strip_versions
 from rag.models import Document
 

@@ -10,7 +10,16 @@ from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
 from rag.lineage import release_labels, workspace_version_labels
-from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document, IndexingJob, Workspace
+from rag.models import (
+    CanonicalRecord,
+    Chunk,
+    ChunkVariant,
+    Contradiction,
+    Document,
+    DocumentSibling,
+    IndexingJob,
+    Workspace,
+)
 from rag.records import RecordMember, record_members
 
 
@@ -110,6 +119,16 @@ def document_family(*, document: Document) -> FamilyTimeline:
     older = [m for m in members if m.family_position is not None and m.family_position < position
              and _content_root(m) != _content_root(document)]
     return FamilyTimeline(members=members, previous=older[-1] if older else None)
+
+
+def document_siblings(*, document: Document) -> list[Document]:
+    """Its template group: the active documents made from its template for other subjects (rag.lineage.siblings),
+    by subject. `document` is already scoped by document_get."""
+    pairs = DocumentSibling.objects.filter(Q(document_a=document) | Q(document_b=document)).values_list(
+        "document_a_id", "document_b_id")
+    ids = {pk for pair in pairs for pk in pair} - {document.pk}
+    return list(Document.objects.active().filter(pk__in=ids, workspace_id=document.workspace_id)
+                .order_by("subject", "title", "pk"))
 
 
 def document_compare_base(*, user, document: Document, other_id: int | None) -> Document | None:

@@ -34,9 +34,9 @@ VERSION_SOURCE_LABELS = {
 }
 # How an unlabelled document's release was inferred (Document.metadata["release"]["source"], rag.lineage.release_inference).
 RELEASE_SOURCE_LABELS = {
-    "release_notes": "dates and release notes",
-    "directives": "dates and version directives",
-    "sibling": "a labelled file of the same batch",
+    "release_notes": "its release's series pages",
+    "directives": "the newest 'new in' it mentions",
+    "sibling": "labelled files of its export",
     "calendar": "its date against the release calendar",
     "family": "its place in its family",
 }

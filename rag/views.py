@@ -27,6 +27,7 @@ from rag.selectors import (
     document_family,
     document_get,
     document_list,
+    document_siblings,
     job_get,
     job_list,
     workspace_get,
@@ -100,7 +101,7 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
         chunk.blocks = chunk_blocks(chunk.text, cited)
     context = {"document": document, "chunks": chunks, "highlight": highlight, "family": document_family(document=document),
                "releases": release_labels(workspace_id=document.workspace_id),
-               "attachments": document_attachments(document=document)}
+               "attachments": document_attachments(document=document), "siblings": document_siblings(document=document)}
     return render(request, "rag/document_detail.html", context)
 
 

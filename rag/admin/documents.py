@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from rag.documents import documents_archive, documents_reindex, documents_remove, documents_unarchive
 from rag.admin.common import (
@@ -31,6 +31,7 @@ from rag.lineage_edits import (
 )
 from rag.lineage import batch_members
 from rag.models import Chunk, Document
+from rag.selectors import document_siblings
 
 
 class ReleaseActionForm(ActionForm):
@@ -58,11 +59,11 @@ class DocumentAdmin(SourcesInWords, admin.ModelAdmin):
                     "doc_date", "date_from", "status", "archived", "chunk_count"]
     list_filter = ["workspace", "doc_type", "status", "archived", ("doc_date", admin.DateFieldListFilter),
                    ("date_source", DateSourceFilter), "is_latest_version", ("version_source", VersionSourceFilter)]
-    search_fields = ["title", "path", "version_label", "family__name"]
+    search_fields = ["title", "path", "version_label", "family__name", "subject"]
     list_select_related = ["workspace"]
     lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "back_to_automatic",
                       "family",
-                      "family_position", "is_latest_version", "copy_of", "lineage_note"]
+                      "family_position", "is_latest_version", "copy_of", "lineage_note", "subject", "template_siblings"]
     readonly_fields = ["workspace", "path", "format", "content_hash", "size_bytes", *lineage_fields, "status", "error",
                        "chunk_count", "indexed_at", "created_at", "updated_at", "metadata"]
     fields = ["title", "doc_type", "source_type", "tags", "entities", "version_label", "doc_date", *readonly_fields,
@@ -79,6 +80,16 @@ class DocumentAdmin(SourcesInWords, admin.ModelAdmin):
             return "—"
         return format_html('<a href="{}">#{}</a>', reverse("admin:rag_documentfamily_change", args=[obj.family_id]),
                            obj.family_id)
+
+    @admin.display(description="made from the same template as")
+    def template_siblings(self, obj: Document) -> str:
+        # Siblings (rag.lineage.siblings): one template, other subjects; never versions of this one.
+        siblings = document_siblings(document=obj)
+        if not siblings:
+            return "—"
+        return format_html_join(", ", '<a href="{}">{}</a>', (
+            (reverse("admin:rag_document_change", args=[sibling.pk]), sibling.subject or sibling.title)
+            for sibling in siblings))
 
     @admin.display(description="set by hand")
     def back_to_automatic(self, obj: Document) -> str:

@@ -13,7 +13,8 @@ from django.urls import reverse
 from licensing.features import CONTRADICTION_REVIEW
 from licensing.services import has_feature, tier_for_feature
 from rag.admin.common import ReadOnlyInline, document_cell
-from rag.dedup import CONTRADICTION_ACTIONS, contradiction_resolve, highlight_segments
+from rag.dedup import CONTRADICTION_ACTIONS, contradiction_resolve
+from rag.facts import highlight_segments
 from rag.models import CanonicalRecord, ChunkVariant, Contradiction
 
 

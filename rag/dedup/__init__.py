@@ -1,26 +1,24 @@
-"""Near-duplicate merging: `merge` (canonical records, variants, contradictions), `neighbours`
-(the pgvector neighbour search it runs on), `facts` (what two near-duplicates disagree on).
+"""Near-duplicate merging: `merge` (canonical records, variants, contradictions), `neighbours` (the neighbour
+search it runs on), `contradictions` (what a reviewer must decide). What two passages disagree on is
+rag/facts.py's.
 
-The face everyone outside the package uses. `facts` is plain text work and loads with the face; the
-merge's names load on first use, because it needs Django's models.
+The face everyone outside the package uses; the merge's names load on first use, because it needs Django's models.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
-
-_FROM_MERGE = {"CONTRADICTION_ACTIONS", "MergeStats", "chunks_detach", "contradiction_resolve", "document_merge",
+_DJANGO_BOUND = {"CONTRADICTION_ACTIONS", "contradictions_prune", "MergeStats", "chunks_detach", "contradiction_resolve", "document_merge",
                "reviews_carry_over", "workspace_merge"}
 
-__all__ = ["extract_facts", "fact_differences", "highlight_segments", *sorted(_FROM_MERGE)]
+__all__ = sorted(_DJANGO_BOUND)
 
 
-def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of merge.py
-    if name not in _FROM_MERGE:
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of merge.py or contradictions.py
+    if name not in _DJANGO_BOUND:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # import here: merge.py reads Django's models; facts must work before django.setup().
-    from rag.dedup import merge
+    # import here: merge.py reads Django's models, and the face is imported before django.setup() by scripts.
+    from rag.dedup import contradictions, merge
 
-    return getattr(merge, name)
+    return getattr(contradictions if name == "contradictions_prune" else merge, name)

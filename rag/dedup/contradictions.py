@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db.models import Q
 
-from rag.dedup.facts import fact_differences
-from rag.lineage import different_releases_of_a_series
-from rag.models import Chunk, Contradiction
+from rag.facts import fact_differences
+from rag.lineage import different_releases_of_a_series, series_of, version_key
+from rag.models import Chunk, Contradiction, DocumentSibling
 
 
 def near_pairs(candidates: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
@@ -33,26 +33,59 @@ class _Side:
     root: int  # the document it copies, or itself
     title: str
     version_key: str
+    subject: str  # whom its template was filled in for (rag.lineage.subjects), "" for most documents
+    release: str  # the release it speaks for: its own label, else the one inferred for it ("" when unknown)
+    series_page: bool  # a release's own notes: they speak for that release wherever they were shipped
 
 
 def _current_together(chunk_ids: Iterable[int]) -> dict[int, _Side]:
-    return {pk: _Side(document_id, family_id, latest, copy_of or document_id, title, key)
-            for pk, document_id, family_id, latest, copy_of, title, key in Chunk.objects.filter(
+    return {pk: _Side(document_id, family_id, latest, copy_of or document_id, title, key, subject,
+                      version_key(label or inferred or "") or "", series_of(title) is not None)
+            for pk, document_id, family_id, latest, copy_of, title, key, subject, label, inferred in Chunk.objects.filter(
                 pk__in=set(chunk_ids)).values_list(
                 "pk", "document_id", "document__family_id", "document__is_latest_version", "document__copy_of_id",
-                "document__title", "document__version_key")}
+                "document__title", "document__version_key", "document__subject", "document__version_label",
+                "document__metadata__release__label")}
 
 
-def _reviewable(a: _Side, b: _Side) -> bool:
+def _sibling_pairs(document_ids: set[int]) -> set[tuple[int, int]]:
+    return set(DocumentSibling.objects.filter(document_a_id__in=document_ids, document_b_id__in=document_ids)
+               .values_list("document_a_id", "document_b_id"))
+
+
+def _reviewable(a: _Side, b: _Side, siblings: set[tuple[int, int]]) -> bool:
     """Two documents, both current, and not two versions of one family (two copies of one version still count)
-    nor two releases' pages of a series (1.4.2's release notes do not contradict 1.4.3's)."""
+    nor two releases' pages of a series (1.4.2's release notes do not contradict 1.4.3's) nor two siblings (one
+    template filled in for two customers: each fee is its own customer's) nor two passages that speak for two
+    releases (the 2.0 install guide's port and the 3.0 operations guide's: a change, even across families)."""
     if not (a.latest and b.latest) or a.document == b.document:
         return False
+    if (min(a.document, b.document), max(a.document, b.document)) in siblings or (
+            a.subject and b.subject and a.subject.casefold() != b.subject.casefold()):
+        return False
+    if a.release and b.release and a.release != b.release:
+        return False  # two releases' statements: a change between them, shown as one, never a contradiction
+    if (a.series_page or b.series_page) and not (a.release and a.release == b.release):
+        return False  # a release's notes state what was true at that release, not beside today's pages
     if different_releases_of_a_series(a.title, a.version_key, b.title, b.version_key):
         return False
     if a.family is None or a.family != b.family:
         return True
     return a.root == b.root or a.root == b.document or b.root == a.document
+
+
+def subjects_apart(edges: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The near-duplicate edges that join two subjects' different statements (Acme's fee and Fjord's): never one
+    record, since each is true for its own subject. Two subjects' identical clauses still are one."""
+    state = _current_together({c for edge in edges for c in edge})
+    siblings = _sibling_pairs({side.document for side in state.values()})
+    apart = {(a, b) for a, b in edges if a in state and b in state and state[a].document != state[b].document
+             and ((min(state[a].document, state[b].document), max(state[a].document, state[b].document)) in siblings
+                  or (state[a].subject and state[b].subject and state[a].subject != state[b].subject))}
+    if not apart:
+        return set()
+    texts = dict(Chunk.objects.filter(pk__in={c for edge in apart for c in edge}).values_list("pk", "text"))
+    return {(a, b) for a, b in apart if texts.get(a) != texts.get(b) and fact_differences(texts[a], texts[b])}
 
 
 def contradictions_raise(workspace_id: int, candidates: list[tuple[int, int, float]], *, everything: bool) -> int:
@@ -70,7 +103,8 @@ def contradictions_raise(workspace_id: int, candidates: list[tuple[int, int, flo
     if not fresh:
         return 0
     state = _current_together({c for pair in fresh for c in pair})
-    fresh = {(a, b) for a, b in fresh if a in state and b in state and _reviewable(state[a], state[b])}
+    siblings = _sibling_pairs({side.document for side in state.values()})
+    fresh = {(a, b) for a, b in fresh if a in state and b in state and _reviewable(state[a], state[b], siblings)}
     texts = dict(Chunk.objects.filter(pk__in={c for pair in fresh for c in pair}).values_list("pk", "text"))
     raised = []
     for a, b in sorted(fresh):
@@ -92,6 +126,7 @@ def contradictions_prune(*, workspace_id: int, document_ids: Iterable[int] | Non
     if not pending:
         return 0
     state = _current_together({c for _pk, a, b in pending for c in (a, b)})
-    gone = [pk for pk, a, b in pending if a in state and b in state and not _reviewable(state[a], state[b])]
+    siblings = _sibling_pairs({side.document for side in state.values()})
+    gone = [pk for pk, a, b in pending if a in state and b in state and not _reviewable(state[a], state[b], siblings)]
     Contradiction.objects.filter(pk__in=gone).delete()
     return len(gone)

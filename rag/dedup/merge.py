@@ -31,9 +31,15 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from rag.dedup.contradictions import contradictions_prune, contradictions_raise, near_pairs
+from rag.dedup.contradictions import contradictions_prune, contradictions_raise, near_pairs, subjects_apart
 from rag.dedup.neighbours import member_edges, neighbours, search_plan
-from rag.lineage import document_lineage_evidence, document_lineage_update, workspace_lineage_rebuild
+from rag.lineage import (
+    calendar_rebuild,
+    document_lineage_evidence,
+    document_lineage_update,
+    workspace_lineage_rebuild,
+    workspace_releases_infer,
+)
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.retrieval import pair_similarities
 from rag.unionfind import UnionFind
@@ -274,6 +280,8 @@ def document_merge(*, document_id: int) -> MergeStats:
         # Lineage first: which member is the newest decides which chunk of a record is canonical.
         families = document_lineage_update(document_id=document_id, neighbour_pairs=candidates, evidence=evidence)
         edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
+        apart = subjects_apart(edges)  # two customers' fees are each true: never one record
+        edges = [edge for edge in edges if edge not in apart]
         stats.chunks, stats.edges, stats.search = len(chunk_ids), len(edges), plan.strategy
         if edges:
             union = UnionFind()
@@ -312,8 +320,10 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
         candidates = neighbours(workspace_id, chunk_ids, plan)
         workspace_lineage_rebuild(workspace_id=workspace_id, neighbour_pairs=candidates)
         union = UnionFind()
-        for a, b, similarity in candidates:
-            if similarity >= settings.MERGE_THRESHOLD:
+        edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
+        apart = subjects_apart(edges)
+        for a, b in edges:
+            if (a, b) not in apart:
                 union.union(a, b)
                 stats.edges += 1
         for a, b, _winner, _loser in _reviewed_links(None, workspace_id):
@@ -321,6 +331,8 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
         stats.chunks, stats.search = len(chunk_ids), plan.strategy
         involved = set(CanonicalRecord.objects.filter(workspace_id=workspace_id).values_list("pk", flat=True))
         stats.add(_apply(workspace_id, union.groups(), involved))
+        calendar_rebuild(workspace_id=workspace_id)
+        workspace_releases_infer(workspace_id=workspace_id)  # before contradictions: two releases never contradict
         contradictions_prune(workspace_id=workspace_id)
         stats.contradictions_raised = contradictions_raise(workspace_id, near_pairs(candidates), everything=True)
     stats.seconds = time.monotonic() - started

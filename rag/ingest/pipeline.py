@@ -23,6 +23,7 @@ from rag.embeddings import embed_with_cache, text_hash
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
+from rag.ingest.series import series_metadata
 from rag.ingest.parsers import (
     Attachment,
     ParseError,
@@ -200,7 +201,7 @@ def _index_bytes(
         document.source_type = parsed.source_type or ""
         document.tags = parsed.tags
         document.entities = parsed.entities
-        document.metadata = _json_metadata(parsed.metadata)
+        document.metadata = {**_json_metadata(parsed.metadata), **series_metadata(parsed)}
         document.parent_id = parent_id
         document.status = Document.Status.INDEXED
         document.error = ""

@@ -127,19 +127,26 @@ def search_statistics_refresh() -> None:
         cursor.execute(f"ANALYZE {Chunk._meta.db_table}, {Document._meta.db_table}")
 
 
-def job_items_merged(*, document_id: int) -> None:
-    """The merge that follows indexing ended (or gave up: `merge_duplicates` catches up): nothing to resend."""
+def job_items_merged(*, document_id: int) -> set[int]:
+    """The merge that follows indexing ended (or gave up: `merge_duplicates` catches up): nothing to resend.
+
+    Returns the workspaces of the jobs whose last merge this was: their files are all in, for what looks at a
+    job's files together (the releases of its exports, rag.jobs.merging).
+    """
     marked = IndexingJobItem.objects.filter(
         document_id=document_id, status=Status.INDEXED, merged_at__isnull=True,
     ).update(merged_at=timezone.now())
     if not marked:
-        return
+        return set()
     # The last merge of a finished job changed the chunks' lineage columns that search filters on: refresh the
     # statistics now rather than whenever autovacuum comes by (see search_statistics_refresh).
     awaiting = IndexingJobItem.objects.filter(job_id=OuterRef("pk"), status=Status.INDEXED, merged_at__isnull=True)
     jobs = IndexingJobItem.objects.filter(document_id=document_id).values("job_id")
-    if IndexingJob.objects.filter(pk__in=jobs, finished_at__isnull=False).exclude(Exists(awaiting)).exists():
+    done = set(IndexingJob.objects.filter(pk__in=jobs, finished_at__isnull=False).exclude(Exists(awaiting))
+               .values_list("workspace_id", flat=True))
+    if done:
         search_statistics_refresh()
+    return done
 
 
 def documents_show_paths(shown: dict[int, str]) -> None:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from rag.dedup import MergeStats, document_merge
+from rag.dedup import MergeStats, contradictions_prune, document_merge
 from rag.jobs.lifecycle import job_items_merged
 from rag.jobs.queue import merge_send
-from rag.lineage import document_release_infer
+from rag.lineage import calendar_update, workspace_releases_infer
 
 
 def document_merge_settle(*, document_id: int) -> MergeStats:
-    """Merge the document's chunks and mark its items merged: the merge task, and the inline merge."""
+    """Merge the document's chunks and mark its items merged: the merge task, and the inline merge. The last merge
+    of a job places the releases of the workspace's exports, now that the job's files are all in."""
     stats = document_merge(document_id=document_id)
-    document_release_infer(document_id=document_id)  # its batch's release, now that it is one of the batch
-    job_items_merged(document_id=document_id)
+    calendar_update(document_id=document_id)  # the releases its page speaks for, in the calendar
+    for workspace_id in sorted(job_items_merged(document_id=document_id)):
+        workspace_releases_infer(workspace_id=workspace_id)
+        contradictions_prune(workspace_id=workspace_id)  # two releases' passages, once known, never contradict
     return stats
 
 

@@ -8,30 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.lineage.labels import (
-    VersionLabel,
-    extract_version_label,
-    parse_version,
-    strip_versions,
-    version_in_series,
-    version_key,
-)
+from rag.lineage.labels import VersionLabel, extract_version_label, strip_versions
+from rag.lineage.versions import parse_version, version_in_series, version_key, within_version
 from rag.lineage.query import QueryLineage, analyse_query
+from rag.lineage.series import SERIES_TITLE, SeriesRelease, heading_release, mentioned_releases, series_of
 
 _DJANGO_BOUND = {
-    "release_calendar": "calendar", "release_calendar_reset": "calendar", "release_window": "calendar",
-    "series_label": "calendar",
+    "calendar_rebuild": "calendar", "calendar_update": "calendar", "newest_release_pages": "calendar",
+    "release_calendar": "calendar", "release_calendar_entries": "calendar", "release_window": "calendar", "series_label": "calendar", "series_names": "calendar",
     "different_releases_of_a_series": "evidence",
     "document_lineage_evidence": "families", "document_lineage_update": "families",
     "documents_leave_families": "families", "family_refresh": "families", "workspace_lineage_rebuild": "families",
-    "batch_members": "release_inference", "document_release_infer": "release_inference",
-    "workspace_releases_infer": "release_inference",
+    "batch_members": "release_inference", "workspace_releases_infer": "release_inference",
     "release_label": "releases", "release_labels": "releases",
     "documents_as_of": "scope", "workspace_version_labels": "scope",
 }
 
-__all__ = ["QueryLineage", "VersionLabel", "analyse_query", "extract_version_label", "parse_version",
-           "strip_versions", "version_in_series", "version_key", *sorted(_DJANGO_BOUND)]
+__all__ = ["QueryLineage", "SERIES_TITLE", "SeriesRelease", "VersionLabel", "analyse_query", "extract_version_label",
+           "heading_release", "mentioned_releases", "parse_version", "series_of",
+           "strip_versions", "version_in_series", "version_key", "within_version", *sorted(_DJANGO_BOUND)]
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of one of the modules below

@@ -1,94 +1,120 @@
-"""When each release came out, read from the workspace's own changelogs and release notes.
+"""When each release came out: the workspace's release calendar, read from its own series pages.
 
-Most documentation carries no version label of its own (a page of the 6.2 docs says nothing of
-6.2), but changelogs date every release: "Release 7.4.7 (released Jul 20, 2024)", "## [2.1.0] -
-2025-02-04", "Lumen Gateway 3.0.0 was released on September 9, 2025". With those dates, "as of
-6.2" becomes "written before the release after the 6.2 series", which an unlabelled page's own
-date can answer.
+Most documentation carries no version label of its own (a page of the 6.2 docs says nothing of 6.2), but a
+series' pages date every release: a release-notes page names its release in its title and its date under it, a
+changelog names each release in a heading (rag.lineage.series, rag.ingest.series). Those entries, stored with
+their pages, are the calendar; a page's own date stands in for an entry that states none. Staff see it in the
+admin (releases, their dates, where each came from) and correct it there: a staff row dates a release or hides
+one read by mistake, and outranks what the pages say.
+
+With the calendar, "as of 6.2" becomes "written before the release after the 6.2 line", which an unlabelled
+page's own date can answer.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from functools import lru_cache
-import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date as date_type
 from datetime import datetime, time as dt_time
 from datetime import timezone as dt_timezone
+from functools import lru_cache
 
-from django.db import connection
+from django.db.models import Q
 from packaging.version import Version
 
-from rag.lineage.labels import parse_version, version_in_series
-from rag.models import Chunk
-
-_DATE = r"(?P<date>[A-Z][a-z]{2,8}\.? \d{1,2},? \d{4}|\d{4}-\d{2}-\d{2})"
-_VERSION = r"(?P<version>v?\d+(?:\.\d+)+(?:(?:a|b|rc|\s?beta|\s?alpha)\d*)?)"
-_PATTERNS = (
-    re.compile(rf"{_VERSION}\s*\(\s*(?:released\s+(?:on\s+)?)?{_DATE}\s*\)", re.I),  # Release 7.4.7 (released Jul 20, 2024)
-    re.compile(rf"\[{_VERSION}\]\s*[-–]\s*{_DATE}", re.I),  # ## [2.1.0] - 2025-02-04
-    re.compile(rf"{_VERSION}\s+(?:was\s+)?released\s+(?:on\s+)?{_DATE}", re.I),  # 3.0.0 was released on September 9, 2025
-)
-_DATE_FORMATS = ("%Y-%m-%d", "%b %d, %Y", "%B %d, %Y", "%b %d %Y", "%B %d %Y", "%b. %d, %Y")
-_CACHE_SECONDS = 300  # a new changelog shows up within five minutes; a search never rescans the chunks
-_cache: dict[int, tuple[float, list[tuple[Version, datetime]]]] = {}
-_lock = threading.Lock()
+from rag.lineage.versions import parse_version, version_in_series, version_key
+from rag.models import Chunk, Document, Release
 
 
-def _parse_date(text: str) -> datetime | None:
-    text = " ".join(text.replace(",", ", ").split()).replace(" ,", ",")
-    for fmt in _DATE_FORMATS:
-        try:
-            return datetime.combine(datetime.strptime(text, fmt).date(), dt_time.min, tzinfo=dt_timezone.utc)
-        except ValueError:
+@dataclass(frozen=True)
+class CalendarEntry:
+    series: str
+    version: Version
+    date: datetime
+    source: str  # Release.Source
+
+
+def _moment(day: date_type) -> datetime:
+    return datetime.combine(day, dt_time.min, tzinfo=dt_timezone.utc)
+
+
+def calendar_update(*, document_id: int) -> int:
+    """The document's series entries become its calendar rows (none once it is archived or gone)."""
+    document = Document.objects.filter(pk=document_id).values("workspace_id", "metadata", "doc_date", "archived",
+                                                               "status").first()
+    Release.objects.filter(document_id=document_id, source=Release.Source.PAGE).delete()
+    if document is None or document["archived"] or document["status"] != Document.Status.INDEXED:
+        return 0
+    rows = []
+    for entry in (document["metadata"] or {}).get("release_entries") or []:
+        version = parse_version(str(entry.get("version", "")))
+        key = version_key(str(version)) if version else None
+        if version is None or key is None:
             continue
-    return None
+        day = date_type.fromisoformat(entry["date"]) if entry.get("date") else None
+        how = entry.get("how", "")
+        if day is None and how == "title" and document["doc_date"]:
+            day, how = document["doc_date"].date(), "the page's date"  # a notes page that states no date
+        rows.append(Release(workspace_id=document["workspace_id"], series=str(entry.get("series", ""))[:100],
+                            version=str(version), version_key=key, date=day, document_id=document_id, how=how))
+    Release.objects.bulk_create(rows)
+    return len(rows)
 
 
-def releases_in_text(text: str) -> dict[Version, datetime]:
-    """Every (version, release date) a text states; the earliest date wins for a version named twice."""
+def calendar_rebuild(*, workspace_id: int) -> int:
+    """Every page's calendar rows read again (`merge_duplicates`, `lineage_releases`)."""
+    return sum(calendar_update(document_id=pk) for pk in Document.objects.filter(workspace_id=workspace_id)
+               .values_list("pk", flat=True))
+
+
+def release_calendar_entries(*, workspace_id: int) -> list[CalendarEntry]:
+    """Every dated release of the workspace's series, oldest first: staff rows over pages', the earliest page."""
+    rows = Release.objects.filter(Q(source=Release.Source.STAFF) | Q(document__archived=False),
+                                  workspace_id=workspace_id).values_list("series", "version", "date", "source", "hidden")
+    staff: dict[tuple[str, str], tuple[date_type | None, bool]] = {}
+    read: dict[tuple[str, str], date_type] = {}
+    for series, version, day, source, hidden in rows:
+        key = (series.casefold(), str(parse_version(version) or version))
+        if source == Release.Source.STAFF:
+            staff[key] = (day, hidden)
+        elif day is not None and (key not in read or day < read[key]):
+            read[key] = day
+    names = {series.casefold(): series for series, *_rest in rows}
+    entries = []
+    for key in sorted(set(read) | set(staff)):
+        day, hidden = staff.get(key, (read.get(key), False))
+        version = parse_version(key[1])
+        if hidden or day is None or version is None:
+            continue
+        entries.append(CalendarEntry(names.get(key[0], key[0]), version, _moment(day),
+                                     Release.Source.STAFF if key in staff else Release.Source.PAGE))
+    return sorted(entries, key=lambda entry: (entry.date, entry.version))
+
+
+def release_calendar(*, workspace_id: int, series: str | None = None) -> list[tuple[Version, datetime]]:
+    """The workspace's known releases and their dates, oldest first (of one series where given)."""
     found: dict[Version, datetime] = {}
-    for pattern in _PATTERNS:
-        for match in pattern.finditer(text):
-            version = parse_version(match.group("version").replace(" ", ""))
-            date = _parse_date(match.group("date"))
-            if version is not None and date is not None and (version not in found or date < found[version]):
-                found[version] = date
-    return found
+    for entry in release_calendar_entries(workspace_id=workspace_id):
+        if series is not None and entry.series.casefold() != series.casefold():
+            continue
+        if entry.version not in found or entry.date < found[entry.version]:
+            found[entry.version] = entry.date
+    return sorted(found.items())
 
 
-def release_calendar(*, workspace_id: int) -> list[tuple[Version, datetime]]:
-    """The workspace's known releases and their dates, oldest first (cached for a few minutes)."""
-    now = time.monotonic()
-    with _lock:
-        hit = _cache.get(workspace_id)
-    if hit and now - hit[0] < _CACHE_SECONDS:
-        return hit[1]
-    found: dict[Version, datetime] = {}
-    with connection.cursor() as cursor:
-        # Only rows that mention a release are read: a changelog's headings, a release note's first lines.
-        cursor.execute(
-            f"SELECT heading_path, text FROM {Chunk._meta.db_table} "
-            "WHERE workspace_id = %s AND (heading_path ILIKE %s OR text ILIKE %s OR heading_path ~ %s)",
-            [workspace_id, "%released%", "%released%", r"\[v?\d+(\.\d+)+\]"],
-        )
-        for heading_path, text in cursor.fetchall():
-            for version, date in {**releases_in_text(text), **releases_in_text(heading_path)}.items():
-                if version not in found or date < found[version]:
-                    found[version] = date
-    calendar = sorted(found.items())
-    with _lock:
-        _cache[workspace_id] = (now, calendar)
-    return calendar
-
-
-def release_calendar_reset() -> None:
-    with _lock:
-        _cache.clear()
+def series_names(*, workspace_id: int) -> list[str]:
+    """The series the workspace documents, by how many of their releases it holds pages of, most first."""
+    counted: dict[str, int] = {}
+    for entry in release_calendar_entries(workspace_id=workspace_id):
+        if entry.series:
+            counted[entry.series] = counted.get(entry.series, 0) + 1
+    return sorted(counted, key=lambda name: (-counted[name], name))
 
 
 def _series(label: str) -> Version | None:
-    """The major.minor series a label belongs to: "8.1.0" and "8.1" both name the 8.1 docs."""
+    """The major.minor line a label belongs to: "8.1.0" and "8.1" both name the 8.1 docs."""
     version = parse_version(label)
     if version is None:
         return None
@@ -101,17 +127,57 @@ def series_label(label: str) -> str:
     return str(series) if series is not None else label
 
 
-def release_window(calendar: list[tuple[Version, datetime]], label: str) -> tuple[datetime | None, datetime | None]:
-    """[first release of the series, first final release after it): when the series `label` names was current."""
+def release_window(calendar: Iterable[tuple[Version, datetime]], label: str) -> tuple[datetime | None, datetime | None]:
+    """[first release of the line, first final release after it): when the line `label` names was current."""
     series = _series(label)
     if series is None:
         return None, None
+    calendar = list(calendar)
     inside = [date for version, date in calendar if version == series or version_in_series(version, series)]
     later = [date for version, date in calendar
              if not version.is_prerelease and version > series and not version_in_series(version, series)]
     return (min(inside) if inside else None), (min(later) if later else None)
 
 
-def series_end(calendar: list[tuple[Version, datetime]], label: str) -> datetime | None:
-    """When the series `label` names stopped being current: the date of the first final release after it."""
+def series_end(calendar: Iterable[tuple[Version, datetime]], label: str) -> datetime | None:
+    """When the line `label` names stopped being current: the date of the first final release after it."""
     return release_window(calendar, label)[1]
+
+
+_LONG_TERM = re.compile(r"\bLTS\b|long[- ]term[- ]support", re.I)
+
+
+def newest_release_pages(*, workspace_id: int, question: str, line: str = "", long_term: bool = False) -> list[int]:
+    """The pages that speak for the newest release a question asks about ("the latest Django release", "the last
+    4.2 patch", "the current LTS"), by version order, never by file date: every release's notes ship with the
+    newest docs. Of the series the question names where it names one; within the line `line`; of a release whose
+    own page calls it long-term support (`long_term`)."""
+    rows = [(series, parse_version(version), document_id) for series, version, document_id in Release.objects.filter(
+        workspace_id=workspace_id, source=Release.Source.PAGE, hidden=False, document__archived=False,
+        document__status=Document.Status.INDEXED).values_list("series", "version", "document_id")]
+    rows = [(series, version, pk) for series, version, pk in rows if version is not None and not version.is_prerelease]
+    named = {series.casefold() for series, _v, _pk in rows
+             if series and re.search(rf"(?<!\w){re.escape(series)}(?!\w)", question, re.I)}
+    if named:
+        rows = [row for row in rows if row[0].casefold() in named]
+    if line and (within := parse_version(line)) is not None:
+        rows = [row for row in rows if row[1] == within or version_in_series(row[1], within)]
+    if long_term:
+        said = _long_term_releases({pk for _s, _v, pk in rows})
+        rows = [row for row in rows if (row[2], row[1]) in said]
+    if not rows:
+        return []
+    newest = max(version for _s, version, _pk in rows)
+    return sorted({pk for _s, version, pk in rows if version == newest})
+
+
+def _long_term_releases(document_ids: set[int]) -> set[tuple[int, Version]]:
+    """(page, release) where a passage of the page calls that very release long-term support."""
+    found = set()
+    for document_id, text in Chunk.objects.filter(document_id__in=document_ids, text__iregex=r"\mLTS\M|long.term.support") \
+            .values_list("document_id", "text"):
+        for sentence in re.split(r"(?<=[.!?])\s+", text):
+            if _LONG_TERM.search(sentence):
+                found |= {(document_id, version) for version in map(parse_version, re.findall(r"\d+\.\d+(?:\.\d+)?",
+                                                                                               sentence)) if version}
+    return found

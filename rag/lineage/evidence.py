@@ -7,6 +7,8 @@ evidence does not depend on the order documents arrive in. What counts (`relatio
   or a looser one under the same heading) in the other, and their sizes are comparable;
 - their titles are equal once version labels and dates are stripped, or their paths are equal
   once a version segment is replaced, and the content agrees a little;
+- never siblings: one template filled in for two subjects (one customer's agreement and another's), whose
+  opening sentences hold different names in one place (rag.lineage.subjects);
 - never two documents of one release (`shares_release`: one version label, or one exact file date
   as an archive of one release gives all its files), unless one is a copy of the other;
 - pages written once per release (release notes, "what's new in X", a page titled only
@@ -28,12 +30,15 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
+from rag.facts import fact_differences
 from rag.lineage.labels import strip_versions, version_stem_key
+from rag.lineage.subjects import Blank, opening_lines, template_blanks
 from rag.models import Chunk, Document
 
 # Documents written once per release ("2.1 Release Notes", "What's new in 3.0") share a title, not a text.
 _PER_RELEASE = re.compile(r"\b(release notes?|changelog|change log|changes|what'?s new|news|history|released)\b"
                           r"|^release\s+v?\d", re.I)
+OPENING_CHUNKS = 3  # a short first section (a datasheet's one-line intro) leaves the opening to the next ones
 # A file date that names a release: the file system's, or one written in the file. An upload time names nothing.
 _RELEASE_DATE_SOURCES = {"mtime"}
 
@@ -128,12 +133,15 @@ def shares_release(a: Member, b: Member) -> bool:
 
 @dataclass
 class Vectors:
-    """One document's chunks: ids, unit vectors, heading keys (as small integers, 0 for none), text hashes."""
+    """One document's chunks: ids, unit vectors, heading keys (as small integers, 0 for none), text hashes, and
+    its opening lines (title and first sentences: where a template names its subject, rag.lineage.subjects)."""
 
     ids: list[int]
     matrix: np.ndarray
     headings: np.ndarray
     hashes: frozenset[str]
+    opening: tuple[str, ...] = ()
+    hash_order: tuple[str, ...] = ()  # each chunk's text hash, in chunk order
 
 
 class _VectorStore:
@@ -199,20 +207,24 @@ class VectorCache:
             if not unread:
                 return
             # As real[]: psycopg's C loader reads it, where a vector would be parsed from text in Python.
-            cursor.execute(f"SELECT document_id, id, embedding::real[], heading_path, text_hash FROM {table} "
+            cursor.execute("SELECT document_id, id, embedding::real[], heading_path, text_hash, "
+                           f"CASE WHEN chunk_index < {OPENING_CHUNKS} THEN text END FROM {table} "
                            "WHERE document_id = ANY(%s) ORDER BY document_id, chunk_index", [unread])
             grouped: dict[int, list[tuple]] = defaultdict(list)
             for row in cursor.fetchall():
                 grouped[row[0]].append(row[1:])
         for pk in unread:
             rows = grouped.get(pk, [])
+            title = rows[0][2].split(" > ")[0] if rows else ""
+            opening = opening_lines(title, "\n".join(row[4] for row in rows[:OPENING_CHUNKS] if row[4])) if rows else ()
             matrix = np.array([row[1] for row in rows], dtype=np.float32).reshape(len(rows), -1) if rows \
                 else np.zeros((0, 0), dtype=np.float32)  # no chunks (yet): nothing to compare
             if len(rows):
                 matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
             vectors = Vectors(ids=[row[0] for row in rows], matrix=matrix,
                               headings=np.array([_STORE.heading_id(row[2]) for row in rows], dtype=np.int64),
-                              hashes=frozenset(row[3] for row in rows))
+                              hashes=frozenset(row[3] for row in rows), opening=opening,
+                              hash_order=tuple(row[3] for row in rows))
             _STORE.put(pk, vectors)
             self._by_document[pk] = vectors
 
@@ -243,12 +255,15 @@ class PairEvidence:
     share_b: float
     identical: bool  # each one's chunks all have a near-identical counterpart in the other
     close_share: float = 0.0  # the larger share counting close texts only, not same-heading rewrites
+    blanks: tuple[Blank, ...] = ()  # a's and b's names where one template names its subject: siblings
+    values_differ: bool = False  # near-identical texts, yet a value changed: a new edition or a disagreement
 
 
 def pair_evidence(a: Vectors, b: Vectors) -> PairEvidence:
     scores = similarity(a, b)
     if scores.size == 0:
         return PairEvidence(0.0, 0.0, False)
+    blanks = tuple(template_blanks(a.opening, b.opening)) if a.opening and b.opening else ()
     # A counterpart: a close text, or a looser one under the same heading (a section rewritten for a release).
     same_heading = (a.headings[:, None] == b.headings[None, :]) & (a.headings[:, None] != 0)
     close = scores >= settings.FAMILY_COUNTERPART_THRESHOLD
@@ -256,15 +271,31 @@ def pair_evidence(a: Vectors, b: Vectors) -> PairEvidence:
     share_a = float(counterpart.any(axis=1).mean())
     share_b = float(counterpart.any(axis=0).mean())
     close_share = max(float(close.any(axis=1).mean()), float(close.any(axis=0).mean()))
-    identical = (a.hashes == b.hashes) or bool(
-        (scores.max(axis=1) >= settings.MERGE_THRESHOLD).all() and (scores.max(axis=0) >= settings.MERGE_THRESHOLD).all()
-    )
-    return PairEvidence(share_a, share_b, identical, close_share)
+    near = (a.hashes == b.hashes) or bool(
+        (scores.max(axis=1) >= settings.MERGE_THRESHOLD).all() and (scores.max(axis=0) >= settings.MERGE_THRESHOLD).all())
+    identical = near and (a.hashes == b.hashes or _same_facts(a, b, scores))
+    return PairEvidence(share_a, share_b, identical, close_share, () if identical else blanks,
+                        values_differ=near and not identical)
+
+
+def _same_facts(a: Vectors, b: Vectors, scores: np.ndarray) -> bool:
+    """Near-identical texts that state the same values: a copy. A new edition that changed a number (43 days of
+    leave become 45) reads as near-identical to an encoder, and is a version all the same."""
+    differing = [index for index, chunk_hash in enumerate(a.hash_order) if chunk_hash not in b.hashes]
+    if not differing:
+        return True
+    pairs = [(a.ids[index], b.ids[int(scores[index].argmax())]) for index in differing]
+    texts = dict(Chunk.objects.filter(pk__in={pk for pair in pairs for pk in pair}).values_list("pk", "text"))
+    return not any(fact_differences(texts.get(x, ""), texts.get(y, "")) for x, y in pairs)
 
 
 IDENTICAL_STRENGTH = 2.0  # above any share: copies are grouped before versions
 REPOSITORY_STRENGTH = 1.5  # one Git file at two refs: below a copy, above any named share (at most 1.25)
 _NAMED_BONUS = 0.25  # a shared name and some shared content beat content alone
+
+
+def _dated_apart(a: Member, b: Member) -> bool:
+    return a.doc_date is not None and b.doc_date is not None and a.doc_date.date() != b.doc_date.date()
 
 
 def relation_strength(a: Member, b: Member, evidence: PairEvidence) -> float | None:
@@ -276,6 +307,10 @@ def relation_strength(a: Member, b: Member, evidence: PairEvidence) -> float | N
         return None
     if evidence.identical:
         return IDENTICAL_STRENGTH
+    if evidence.blanks:
+        return None  # one template filled in for two subjects: siblings, never versions (rag.lineage.subjects)
+    if evidence.values_differ and not _dated_apart(a, b):
+        return None  # one text, one date, two values: two current documents that disagree, for review
     if shares_release(a, b):
         return None  # two different documents of one release
     if a.repository_key and a.repository_key == b.repository_key:

@@ -34,7 +34,8 @@ from django.db.models import Q
 
 from rag.lineage.evidence import Member, VectorCache, load_members, pair_evidence, relation_strength
 from rag.lineage.grouping import Relation, copies_of, date_rank, group_documents, pair_key, version_order
-from rag.lineage.labels import version_key
+from rag.lineage.versions import version_key
+from rag.lineage.siblings import SiblingPair, sibling_pair, siblings_store, subjects_refresh, workspace_siblings_replace
 from rag.lineage.supersession import chunks_current, chunks_supersede
 from rag.models import Chunk, Document, DocumentFamily, DocumentRelation
 
@@ -48,6 +49,7 @@ class LineageEvidence:
     document_id: int
     candidates: set[int] = field(default_factory=set)  # compared, related or not
     relations: list[Relation] = field(default_factory=list)  # the related ones
+    siblings: list[SiblingPair] = field(default_factory=list)  # one template filled in for another subject
     active: bool = True
     vectors: VectorCache = field(default_factory=VectorCache, repr=False)  # what was loaded, reused under the lock
 
@@ -110,16 +112,18 @@ def _stored_relations(document_ids: Iterable[int], *, within: bool) -> list[Rela
             in rows.values_list("document_a_id", "document_b_id", "strength", "identical")]
 
 
-def _evaluate(me: Member, others: dict[int, Member], vectors: VectorCache) -> list[Relation]:
+def _evaluate(me: Member, others: dict[int, Member], vectors: VectorCache) -> tuple[list[Relation], list[SiblingPair]]:
     vectors.load([me.id, *others])
-    relations = []
+    relations, siblings = [], []
     for pk in sorted(others):
         evidence = pair_evidence(vectors[me.id], vectors[pk])
         strength = relation_strength(me, others[pk], evidence)
         if strength is not None:
             a, b = pair_key(me.id, pk)
             relations.append(Relation(a, b, strength, evidence.identical))
-    return relations
+        elif (pair := sibling_pair(me.id, pk, evidence)) is not None:
+            siblings.append(pair)
+    return relations, siblings
 
 
 def document_lineage_evidence(*, document_id: int, neighbour_pairs: list[tuple[int, int, float]],
@@ -135,7 +139,8 @@ def document_lineage_evidence(*, document_id: int, neighbour_pairs: list[tuple[i
                    for pk in (relation.a, relation.b)} - {document_id}  # re-checked: the content may have changed
     others = load_members(Document.objects.filter(pk__in=candidates, workspace_id=document["workspace_id"]))
     vectors = vectors or VectorCache()
-    return LineageEvidence(document_id, set(candidates), _evaluate(me, others, vectors), vectors=vectors)
+    relations, siblings = _evaluate(me, others, vectors)
+    return LineageEvidence(document_id, set(candidates), relations, siblings, vectors=vectors)
 
 
 def _relations_store(workspace_id: int, document_id: int, evidence: LineageEvidence) -> None:
@@ -181,6 +186,8 @@ def document_lineage_update(*, document_id: int, neighbour_pairs: list[tuple[int
     vectors = evidence.vectors
     _keys_store([me])
     _relations_store(workspace_id, document_id, evidence)
+    subjects_refresh(document_ids=siblings_store(workspace_id=workspace_id, document_id=document_id,
+                                                 candidates=evidence.candidates, found=evidence.siblings))
     related = {pk for relation in _stored_relations([document_id], within=False)
                for pk in (relation.a, relation.b)} - {document_id}
     if not related and me.family_id is None:
@@ -236,14 +243,17 @@ def workspace_lineage_rebuild(*, workspace_id: int, neighbour_pairs: list[tuple[
     pairs = {pair for pair in pairs if pair[0] in everyone and pair[1] in everyone}
     vectors = VectorCache()
     vectors.load({pk for pair in pairs for pk in pair})  # one query, not one per document
-    relations = []
+    relations, siblings = [], []
     for a, b in sorted(pairs):
         evidence = pair_evidence(vectors[a], vectors[b])
         strength = relation_strength(everyone[a], everyone[b], evidence)
         if strength is not None:
             relations.append(Relation(a, b, strength, evidence.identical))
+        elif (pair := sibling_pair(a, b, evidence)) is not None:
+            siblings.append(pair)
     with transaction.atomic():
         _relations_replace(workspace_id, relations)
+        workspace_siblings_replace(workspace_id=workspace_id, found=siblings)
         touched = _regroup(workspace_id, everyone, relations)
         touched |= set(DocumentFamily.objects.filter(workspace_id=workspace_id).values_list("pk", flat=True))
         refreshed = _refresh_all(touched, vectors)
@@ -376,7 +386,7 @@ def _member_relations(workspace_id: int, members: dict[int, Member], vectors: Ve
     missing = set(members) - {pk for r in relations for pk in (r.a, r.b)}
     for pk in sorted(missing):
         others = {other: m for other, m in members.items() if other != pk}
-        found = [r for r in _evaluate(members[pk], others, vectors) if pair_key(r.a, r.b) not in
+        found = [r for r in _evaluate(members[pk], others, vectors)[0] if pair_key(r.a, r.b) not in
                  {pair_key(x.a, x.b) for x in relations}]
         _relations_upsert(workspace_id, found)
         relations.extend(found)

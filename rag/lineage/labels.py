@@ -17,21 +17,19 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
+
+from rag.lineage.versions import parse_version, version_key
 
 __all__ = [
     "VERSION_SOURCES",
     "VersionLabel",
     "extract_version_label",
-    "parse_version",
     "path_version_stem",
     "strip_versions",
     "text_versions",
-    "version_in_series",
     "VersionMention",
-    "version_key",
     "version_stem_key",
-    "within_version",
 ]
 
 # In the order extract_version_label trusts them; html_meta is a <meta name="version"> tag.
@@ -46,82 +44,6 @@ class VersionLabel:
     label: str  # as shown to people, normalised by packaging: "3.0", "3.2.25", "1.4.0rc1"
     key: str  # compare two keys as plain strings to order the labels as packaging does
     source: str  # one of VERSION_SOURCES
-
-
-# --- parsing and ordering -------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4096)  # the same few labels are parsed for every search result and every merge
-def parse_version(text: str) -> Version | None:
-    """"v2.1" -> Version("2.1"); anything packaging cannot read, or that does not start with
-    a digit after the "v" (packaging also takes "  1.0" or "V1"), -> None."""
-    candidate = text.strip()
-    if candidate[:1] in ("v", "V"):
-        candidate = candidate[1:]
-    if not candidate[:1].isdigit():
-        return None
-    try:
-        return Version(candidate)
-    except InvalidVersion:
-        return None
-
-
-_KEY_DIGITS = 8  # each number zero-padded to this width; a longer one (a timestamp) gets no key
-_PRE_RANK = {"a": "a", "b": "b", "rc": "c"}
-
-
-def _padded(number: int) -> str:
-    return str(number).zfill(_KEY_DIGITS)
-
-
-@lru_cache(maxsize=4096)
-def version_key(text: str) -> str | None:
-    """A string that sorts like packaging.version.Version, for a database column and ORDER BY.
-
-    Release segments are zero-padded and trailing zeros dropped ("3" == "3.0" == "3.0.0").
-    After the release comes "!" (below "."), so "3.9.x" sorts before "3.10"; then a phase
-    letter (a dev-only release < a/b/rc pre-release < final), then post, then dev, each
-    of fixed width once its first character matches, as packaging orders them.
-    Local versions ("+ubuntu1") are ignored.
-    """
-    version = parse_version(text)
-    if version is None:
-        return None
-    release = list(version.release)
-    while len(release) > 1 and release[-1] == 0:
-        release.pop()
-    numbers = [version.epoch, *release, version.pre[1] if version.pre else 0, version.post or 0, version.dev or 0]
-    if any(number >= 10**_KEY_DIGITS for number in numbers):
-        return None
-    if version.pre is not None:
-        phase = "B" + _PRE_RANK[version.pre[0]] + _padded(version.pre[1])
-    elif version.post is None and version.dev is not None:
-        phase = "A"  # "3.0.dev1" comes before "3.0a1"
-    else:
-        phase = "F"
-    post = "0" if version.post is None else "1" + _padded(version.post)
-    dev = "1" if version.dev is None else "0" + _padded(version.dev)
-    return f"{_padded(version.epoch)}~{'.'.join(_padded(part) for part in release)}!{phase}{post}{dev}"
-
-
-def within_version(label: str, bound: str) -> bool:
-    """True when `label` is at or before `bound`, counting a patch release of the bound's
-    series as the bound itself: "2.1.2" is within "2.1" (a runbook at revision 2.1.2 is
-    part of the 2.1 docs), "2.2" is not."""
-    version, limit = parse_version(label), parse_version(bound)
-    if version is None or limit is None:
-        return False
-    if version <= limit:
-        return True
-    return version_in_series(version, limit)
-
-
-def version_in_series(version: Version, series: Version) -> bool:
-    """"2.1.2" is in the "2.1" series; "3.1" is in "3" only when written so ("3", not "3.0")."""
-    if series.pre is not None or series.post is not None or series.dev is not None:
-        return False
-    prefix = series.release
-    return len(version.release) > len(prefix) and version.release[: len(prefix)] == prefix
 
 
 # --- what is not a version ---------------------------------------------------------------------------
@@ -282,11 +204,11 @@ def _name_mentions(name: str, word_before: str = "") -> list[tuple[int, int, Ver
     numbers, dates and counters stay out; after "api" or "http" a number is not the product's,
     nor after "on-python".
     """
-    masked = _mask(name, _DATES)
+    masked = _mask(_mask(name, _DATES), _HASH_LIKE)
     found: list[tuple[int, int, Version]] = []
     for match in _VERSION_IN_NAME.finditer(masked):
         version = _number_version(match)
-        if version is None:
+        if version is None or not _reads_as_version(match):
             continue
         tokens = [token.lower() for token in re.split(r"[-_ ()\[\]+,.]+", masked[: match.start()]) if token]
         previous = tokens[-1] if tokens else word_before
@@ -299,6 +221,25 @@ def _name_mentions(name: str, word_before: str = "") -> list[tuple[int, int, Ver
             continue
         found.append((match.start(), match.end(), version))
     return found
+
+
+# A hex hash, a commit id, a UUID or a build number in a name ("40b08594_index", "3f9c0e12ab-settings",
+# "550e8400-e29b-41d4-a716-446655440000", "build-20240113.4"): digits and the letters a-f, six or more, never a version.
+_HASH_LIKE = re.compile(
+    r"(?<![A-Za-z0-9])(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}"
+    r"|\d{6,}(?:\.\d+)?)(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def _reads_as_version(match: re.Match[str]) -> bool:
+    """A pre-release suffix only where a person reads one: "2.0b1", "3.1rc2", "v2-beta", never "40b8594" (a hash's
+    digits and a letter) nor a suffix number longer than a pre-release ever is."""
+    suffix = match["suffix"] or ""
+    if not suffix:
+        return True
+    number = re.sub(r"\D", "", suffix)
+    dotted = "." in match["number"] or bool(match["prefix"])
+    spelled = bool(re.search(r"alpha|beta|preview|pre|rc|dev|post", suffix, re.IGNORECASE))
+    return (dotted or spelled) and len(number) <= 3 and not (len(number) > 1 and number.startswith("0"))
 
 
 def _split_path(path: str) -> tuple[list[str], str, str]:

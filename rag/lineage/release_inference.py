@@ -1,146 +1,263 @@
 """The release an unlabelled document belongs to, with where that came from and how sure it is.
 
-Most documentation names no release (a page of the 3.2 docs says nothing of 3.2), yet the files
-of one release usually arrive together: unpacked from one archive, uploaded at once, copied into
-one folder, so they share a folder and a file date to the second (a *batch*). A batch says which
-release it is through its own text:
+Most documentation names no release (a page of the 3.2 docs says nothing of 3.2), yet the files of one release
+arrive together: one upload, zip, folder or sync, one format, one way of dating them (an *export*). A pile may
+hold several exports of one series side by side (four releases' docs flattened into one folder, one format):
+there, versions of one page tell them apart, since a family holds one member per release: walking the export's
+files by date, a page met again starts the next release, cut where the dates leave their widest gap.
 
-- its release notes and changelogs ("Django 2.2.28 release notes", "What's new in Celery 5.2"):
-  the newest release a batch describes is the release it documents;
-- its Sphinx directives (`versionadded:: 2.0`, "Changed in version 2.0"): the docs of a release
-  mention no newer release;
-- a labelled file among them ("3.2" in a frontmatter): its unlabelled siblings are of its release.
+Each export (or part of one) is then placed by its own evidence, strongest first:
 
-A document in no batch gets the release whose window (release calendar) holds its date, when only
-one does. The inference is stored in `Document.metadata["release"]` ({label, source, confidence,
-evidence}): the document's own `version_label` stays what its file or a person said, and family
-decisions (which compare labels) are not moved by a guess. Scope ("in 3.2", rag.lineage.scope) reads it
-where a document has no label of its own.
+- its series pages: the newest release a page of the series speaks for (a release-notes title, a changelog
+  heading) is the release the export documents, exactly ("2.2.28"): the docs of a release ship no newer notes;
+- the newest "New in X" / "Changed in X" it mentions: the release is at least the X line;
+- its labelled files ("3.2" in a frontmatter): their unlabelled neighbours are of their release;
+- its newest date against the release calendar (rag.lineage.calendar): the first release of its series at or
+  after it, when something else ties it to the series.
+
+A document outside any series (an e-mail about a room, a spreadsheet of quotas) gets no release. The inference is
+stored in `Document.metadata["release"]` ({label, line, series, source, confidence, evidence}); the document's own
+`version_label` stays what its file or a person said, and scope (rag.lineage.scope) reads this where it has none.
+It runs for the workspace once a job's last merge is done (rag.jobs.merging), and by `manage.py lineage_releases`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
+
+_NO_DATE = datetime.min.replace(tzinfo=timezone.utc)
 
 from django.conf import settings
 from django.db import connection
 from packaging.version import Version
 
-from rag.lineage.calendar import release_calendar, release_window, series_label
-from rag.lineage.labels import parse_version
-from rag.models import Document
-
-_WEAK_DATE_SOURCES = {"mtime", "upload_time", "git_commit"}  # a date a batch of files shares, not one a page wrote
-_NOTES_TITLE = re.compile(r"release notes|changelog|change history|changes|what'?s new|\brelease\b|history", re.I)
-_TITLE_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+){1,3})(?![\w.]*\d)")
+from rag.lineage.calendar import CalendarEntry, release_calendar_entries, series_label
+from rag.lineage.versions import parse_version
+from rag.models import Document, IndexingJobItem
 
 
 @dataclass(frozen=True)
 class ReleaseGuess:
-    """A release label (a series: "3.2"), how it was found and how far to trust it (0-1)."""
+    """A release ("2.2.28", or a line "3.2" where nothing names the exact release), how it was found and how far
+    to trust it (0-1)."""
 
     label: str
     source: str
     confidence: float
     evidence: str
-    after: str = ""  # no name for it, but newer than this release (an earlier batch of the same documents is it)
+    series: str = ""
+    after: str = ""  # no name for it, but newer than this release (an earlier export of the same pages is it)
 
     def stored(self) -> dict:
-        stored = {"label": self.label, "source": self.source, "confidence": round(self.confidence, 2),
-                  "evidence": self.evidence}
+        stored = {"label": self.label, "line": series_label(self.label) if self.label else "", "series": self.series,
+                  "source": self.source, "confidence": round(self.confidence, 2), "evidence": self.evidence}
         return {**stored, "after": self.after} if self.after else stored
 
 
-def batch_key(path: str, doc_date: datetime | None, date_source: str) -> tuple[str, str] | None:
-    """Files of one unpacked release share a folder and a file date to the second; a written date is no batch."""
-    if doc_date is None or date_source not in _WEAK_DATE_SOURCES:
-        return None
-    return os.path.dirname(path), doc_date.isoformat()
-
-
-def _versions_in_title(title: str) -> list[Version]:
-    if not _NOTES_TITLE.search(title or ""):
-        return []
-    return [version for match in _TITLE_VERSION.finditer(title) if (version := parse_version(match.group(1)))]
-
-
-def batch_release(rows: Iterable[dict]) -> ReleaseGuess | None:
-    """The release a batch documents, from its labelled members, release notes and version directives.
-
-    rows: dicts with title, version_label, directives (a list of versions as written).
-    """
-    rows = list(rows)
-    labelled = Counter(series_label(row["version_label"]) for row in rows
-                       if row["version_label"] and parse_version(row["version_label"]))
-    if labelled:
-        label, count = labelled.most_common(1)[0]
-        share = count / sum(labelled.values())
-        if count >= 2 and share >= 0.8:
-            return ReleaseGuess(label, "sibling", round(min(0.95, 0.6 + 0.35 * share), 2),
-                                f"{count} labelled file(s) of the batch say {label}")
-    notes = [version for row in rows for version in _versions_in_title(row["title"])]
-    directive_docs: Counter[Version] = Counter()
-    for row in rows:
-        directive_docs.update({version for text in row["directives"] if (version := parse_version(str(text)))})
-    directives = list(directive_docs)
-    newest_note = max(notes, default=None)
-    newest_directive = max(directives, default=None)
-    if newest_note is None and newest_directive is None:
-        return None
-    note_series = series_label(str(newest_note)) if newest_note else ""
-    directive_series = series_label(str(newest_directive)) if newest_directive else ""
-    if note_series and (not directive_series or note_series == directive_series
-                        or parse_version(note_series) >= parse_version(directive_series)):
-        agree = note_series == directive_series
-        return ReleaseGuess(note_series, "release_notes", 0.9 if agree else 0.75,
-                            f"newest release notes of the batch: {newest_note}"
-                            + (f"; newest version directive: {newest_directive}" if newest_directive else ""))
-    return ReleaseGuess(directive_series, "directives", 0.7 if not note_series else 0.6,
-                        f"newest version directive of the batch: {newest_directive} ({directive_docs[newest_directive]}"
-                        " file(s))")
-
-
-def calendar_release(calendar: list[tuple[Version, datetime]], doc_date: datetime | None) -> ReleaseGuess | None:
-    """The one release series whose window holds the date; none when two series were current at once."""
-    if doc_date is None or not calendar:
-        return None
-    series = sorted({series_label(str(version)) for version, _date in calendar if not version.is_prerelease})
-    holding = []
-    for label in series:
-        start, end = release_window(calendar, label)
-        if start and start <= doc_date and (end is None or doc_date < end):
-            holding.append(label)
-    if len(holding) != 1:
-        return None
-    return ReleaseGuess(holding[0], "calendar", 0.4, f"dated {doc_date:%Y-%m-%d}, while {holding[0]} was current")
+@dataclass
+class _Row:
+    pk: int
+    path: str
+    format: str
+    label: str
+    doc_date: datetime | None
+    date_source: str
+    family_id: int | None
+    release: dict | None
+    entries: list[dict]  # the series releases the page speaks for (rag.ingest.series)
+    mentioned: list[str]  # "New in X" (any format) and reST's version directives
+    names: dict[str, int]  # capitalised words it uses most: which series it documents
+    job_id: int | None
+    series: str = ""
 
 
 _ROWS_SQL = (
-    f"SELECT id, path, title, version_label, doc_date, date_source, family_id, family_position, "
-    f"COALESCE(metadata->'version_directives', '[]'::jsonb), metadata->'release' "
-    f"FROM {Document._meta.db_table} WHERE workspace_id = %s AND NOT archived AND status = 'indexed'"
+    f"SELECT d.id, d.path, d.format, d.version_label, d.doc_date, d.date_source, d.family_id, d.metadata->'release', "
+    f"d.metadata->'release_entries', d.metadata->'releases_mentioned', d.metadata->'version_directives', "
+    f"d.metadata->'names', (SELECT max(i.job_id) FROM {IndexingJobItem._meta.db_table} i WHERE i.document_id = d.id) "
+    f"FROM {Document._meta.db_table} d WHERE d.workspace_id = %s AND NOT d.archived AND d.status = 'indexed'"
 )
 
 
-def _rows(workspace_id: int, extra: str = "", params: Iterable = ()) -> list[dict]:
+def _json(value):  # noqa: ANN001, ANN202 - psycopg hands jsonb back as text or as objects
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _rows(workspace_id: int) -> list[_Row]:
     with connection.cursor() as cursor:
-        cursor.execute(_ROWS_SQL + extra, [workspace_id, *params])
+        cursor.execute(_ROWS_SQL, [workspace_id])
         fetched = cursor.fetchall()
     rows = []
-    for pk, path, title, label, doc_date, date_source, family_id, position, directives, release in fetched:
-        directives = json.loads(directives) if isinstance(directives, str) else directives
-        release = json.loads(release) if isinstance(release, str) else release
-        rows.append({"pk": pk, "path": path, "title": title, "version_label": label, "doc_date": doc_date,
-                     "date_source": date_source, "release": release or None, "family_id": family_id,
-                     "family_position": position,
-                     "directives": [entry.get("version", "") for entry in directives or [] if isinstance(entry, dict)]})
+    for pk, path, fmt, label, doc_date, source, family, release, entries, mentioned, directives, names, job in fetched:
+        directives = [entry.get("version", "") for entry in _json(directives) or [] if isinstance(entry, dict)]
+        rows.append(_Row(pk, path, fmt, label, doc_date, source, family, _json(release) or None,
+                         _json(entries) or [], [*(_json(mentioned) or []), *directives], _json(names) or {}, job))
     return rows
+
+
+# --- which series a document documents ------------------------------------------------------------------------
+
+
+def _attribute(rows: list[_Row], calendar: list[CalendarEntry]) -> None:
+    """Each row's series: its own page's, else the series name it uses most (of several), else the workspace's one
+    series where something ties the row to a series at all."""
+    named = sorted({entry.series for entry in calendar if entry.series} | {
+        entry.get("series", "") for row in rows for entry in row.entries if entry.get("series")})
+    for row in rows:
+        own = [entry.get("series", "") for entry in row.entries if entry.get("how") == "title"]
+        if own:
+            row.series = own[0]
+        elif len(named) == 1:
+            row.series = named[0] if row.names.get(named[0]) or _in_a_series(row) else ""
+        elif named:
+            counts = {name: row.names.get(name, 0) for name in named}
+            best = max(counts.values())
+            row.series = next(name for name in named if counts[name] == best) if best else ""
+
+
+def _in_a_series(row: _Row) -> bool:
+    return bool(row.entries or row.mentioned or row.family_id or row.label)
+
+
+# --- exports and their releases ----------------------------------------------------------------------------------
+
+
+def export_key(row: _Row) -> tuple:
+    """Files that arrived together and look alike: one folder (one upload job for browser uploads), one format, one
+    way of being dated."""
+    folder = os.path.dirname(row.path)
+    arrival = row.job_id if row.path.startswith("uploads/") else None
+    return row.series, folder, arrival, row.format, row.date_source
+
+
+def releases_apart(rows: list[_Row]) -> list[list[_Row]]:
+    """An export cut where one page comes again: a family holds one member per release, so a second member of one
+    family in the same stretch of dates starts the next release, at the widest gap between the two."""
+    dated = sorted((row for row in rows if row.doc_date is not None), key=lambda row: (row.doc_date, row.pk))
+    parts: list[list[_Row]] = []
+    current: list[_Row] = []
+    for row in dated:
+        met = [index for index, other in enumerate(current) if row.family_id and other.family_id == row.family_id]
+        if met:
+            start = met[-1]
+            gaps = [((current[i + 1].doc_date - current[i].doc_date), i) for i in range(start, len(current) - 1)]
+            gaps.append((row.doc_date - current[-1].doc_date, len(current) - 1))
+            cut = max(gaps, key=lambda gap: (gap[0], gap[1]))[1]
+            parts.append(current[: cut + 1])
+            current = current[cut + 1:]
+        current.append(row)
+    if current:
+        parts.append(current)
+    return parts
+
+
+def _newest(versions: Iterable[str]) -> Version | None:
+    parsed = [version for text in versions if (version := parse_version(str(text))) is not None]
+    return max(parsed, default=None)
+
+
+def export_release(rows: list[_Row], calendar: list[CalendarEntry], series: str) -> ReleaseGuess | None:
+    """The release one export documents, from its strongest evidence."""
+    pages = _newest(entry.get("version", "") for row in rows for entry in row.entries
+                    if entry.get("series", "") in (series, ""))
+    mentioned = _newest(version for row in rows for version in row.mentioned)
+    if pages is not None:
+        agree = mentioned is None or series_label(str(mentioned)) == series_label(str(pages))
+        evidence = f"its newest series page speaks for {pages}" + (f"; newest 'new in': {mentioned}" if mentioned else "")
+        return ReleaseGuess(str(pages), "release_notes", 0.9 if agree else 0.75, evidence, series)
+    labelled = Counter(series_label(row.label) for row in rows if row.label and parse_version(row.label))
+    if labelled:
+        line, count = labelled.most_common(1)[0]
+        if count >= 2 and count / sum(labelled.values()) >= 0.8:
+            return ReleaseGuess(line, "sibling", 0.8, f"{count} labelled file(s) of its export say {line}", series)
+    if mentioned is not None:
+        line = series_label(str(mentioned))
+        return ReleaseGuess(line, "directives", 0.6, f"newest 'new in' it mentions: {mentioned}", series)
+    newest = max((row.doc_date for row in rows if row.doc_date), default=None)
+    if newest is None or not any(_in_a_series(row) for row in rows):
+        return None  # nothing ties it to a series: an e-mail, a spreadsheet
+    later = [entry for entry in calendar if entry.date >= newest.replace(hour=0, minute=0, second=0, microsecond=0)
+             and (entry.series == series or not series) and not entry.version.is_prerelease]
+    if not later:
+        return None
+    release = min(later, key=lambda entry: (entry.date, entry.version))
+    return ReleaseGuess(str(release.version), "calendar", 0.4,
+                        f"dated {newest:%Y-%m-%d}; the next release of its series is {release.version}", series)
+
+
+def _decide(rows: list[_Row], calendar: list[CalendarEntry]) -> dict[int, dict | None]:
+    """pk -> the release to store, for every unlabelled row whose stored release differs."""
+    _attribute(rows, calendar)
+    exports: dict[tuple, list[_Row]] = defaultdict(list)
+    for row in rows:
+        exports[export_key(row)].append(row)
+    placed: list[tuple[list[_Row], ReleaseGuess]] = []
+    for key, members in exports.items():
+        series = key[0]
+        if len(members) < settings.RELEASE_BATCH_MIN_SIZE and not any(row.entries for row in members) \
+                and not any(row.mentioned for row in members):
+            continue  # a few files with nothing to say: too little to place
+        for part in releases_apart(members):
+            guess = export_release(part, calendar, series)
+            if guess is not None:
+                placed.append((part, guess))
+    guesses: dict[int, ReleaseGuess] = {}
+    for part, guess in _later_claims(placed):
+        guesses.update({row.pk: guess for row in part})
+    guesses |= _after_older_members(rows, guesses)
+    changes: dict[int, dict | None] = {}
+    for row in rows:
+        wanted = None if row.label else (guesses[row.pk].stored() if row.pk in guesses else None)
+        if wanted != row.release:
+            changes[row.pk] = wanted
+    return changes
+
+
+def _later_claims(placed: list[tuple[list[_Row], ReleaseGuess]]) -> list[tuple[list[_Row], ReleaseGuess]]:
+    """Two exports of the same pages cannot both be one release: the earlier keeps it, a later one that no page of
+    its own names is only known to be newer (a release's docs that mention no newer version than the last)."""
+    claimed: dict[tuple[str, str], set[int]] = defaultdict(set)  # (series, label) -> families of earlier exports
+    result = []
+    for part, guess in sorted(placed, key=lambda item: max((row.doc_date for row in item[0] if row.doc_date),
+                                                              default=_NO_DATE)):
+        families = {row.family_id for row in part if row.family_id}
+        key = (guess.series, guess.label)
+        if guess.source != "release_notes" and families & claimed[key]:
+            guess = ReleaseGuess("", guess.source, round(guess.confidence * 0.8, 2),
+                                 f"{guess.evidence}; an earlier export of the same pages is {guess.label}",
+                                 guess.series, after=guess.label)
+        else:
+            claimed[key] |= families
+        result.append((part, guess))
+    return result
+
+
+def _after_older_members(rows: list[_Row], guesses: dict[int, ReleaseGuess]) -> dict[int, ReleaseGuess]:
+    """A family member nothing else places comes after its older members' release: newer than the newest of them
+    (else a question about that release would read it as current then)."""
+    by_family: dict[int, list[_Row]] = defaultdict(list)
+    for row in rows:
+        if row.family_id:
+            by_family[row.family_id].append(row)
+    placed: dict[int, ReleaseGuess] = {}
+    for members in by_family.values():
+        members.sort(key=lambda row: (row.doc_date or _NO_DATE, row.pk))
+        newest: Version | None = None
+        for row in members:
+            known = row.label or (guesses[row.pk].label if row.pk in guesses else "")
+            if not known and row.pk not in guesses and newest is not None:
+                line = series_label(str(newest))
+                placed[row.pk] = ReleaseGuess("", "family", 0.5, f"after {line} in its family", row.series,
+                                              after=line)
+            version = parse_version(known) if known else None
+            if version is not None and (newest is None or version > newest):
+                newest = version
+    return placed
 
 
 def _store(changes: dict[int, dict | None]) -> int:
@@ -159,132 +276,28 @@ def _store(changes: dict[int, dict | None]) -> int:
     return len(changes)
 
 
-def _decide(rows: list[dict], calendar: list[tuple[Version, datetime]]) -> dict[int, dict | None]:
-    """pk -> the release to store, for every unlabelled row whose stored release differs."""
-    batches: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for row in rows:
-        key = batch_key(row["path"], row["doc_date"], row["date_source"])
-        if key is not None:
-            batches[key].append(row)
-    decided = {key: guess for key, members in batches.items()
-               if len(members) >= settings.RELEASE_BATCH_MIN_SIZE and (guess := batch_release(members))}
-    guesses: dict[int, ReleaseGuess | None] = {}
-    for key, guess in _later_claims(decided, batches).items():
-        for row in batches[key]:
-            guesses[row["pk"]] = guess
-    guesses |= _after_older_members(rows, guesses)
-    changes: dict[int, dict | None] = {}
-    for row in rows:
-        if row["version_label"]:
-            wanted = None  # its own label says; nothing to infer
-        else:
-            guess = guesses.get(row["pk"]) or calendar_release(calendar, row["doc_date"])
-            wanted = guess.stored() if guess else None
-        if wanted != row["release"]:
-            changes[row["pk"]] = wanted
-    return changes
-
-
-def _after_older_members(rows: list[dict], guesses: dict[int, ReleaseGuess | None]) -> dict[int, ReleaseGuess]:
-    """A family member nothing else places comes after its older members: newer than the newest release among them
-    (else a question about that release would read it as current then)."""
-    members: dict[int, list[tuple[int, str, dict]]] = defaultdict(list)
-    for row in rows:
-        if row["family_id"] and row["family_position"] is not None:
-            guess = guesses.get(row["pk"])
-            release = row["version_label"] or (guess.label or guess.after if guess else "")
-            members[row["family_id"]].append((row["family_position"], release, row))
-    placed: dict[int, ReleaseGuess] = {}
-    for family in members.values():
-        newest: Version | None = None
-        for _position, release, row in sorted(family, key=lambda member: member[0]):
-            if not release and newest is not None and not guesses.get(row["pk"]):
-                label = series_label(str(newest))
-                placed[row["pk"]] = ReleaseGuess("", "family", 0.5, f"after {label} in its family", after=label)
-            version = parse_version(release) if release else None
-            if version is not None and (newest is None or version > newest):
-                newest = version
-    return placed
-
-
-def _later_claims(decided: dict[tuple[str, str], ReleaseGuess],
-                  batches: dict[tuple[str, str], list[dict]]) -> dict[tuple[str, str], ReleaseGuess]:
-    """Two batches of the same documents (sharing families) cannot both be one release: the earlier keeps it,
-    a later one is only known to be newer (docs of a release that no directive or note names yet)."""
-    by_label: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for key, guess in decided.items():
-        by_label[guess.label].append(key)
-    for label, keys in by_label.items():
-        seen: set[int] = set()
-        for key in sorted(keys, key=lambda key: key[1]):  # by the batch's date
-            families = {row["family_id"] for row in batches[key] if row["family_id"]}
-            if families & seen:
-                guess = decided[key]
-                decided[key] = ReleaseGuess("", guess.source, round(guess.confidence * 0.8, 2),
-                                            f"{guess.evidence}; an earlier batch of the same documents is {label}",
-                                            after=label)
-            seen |= families
-    return decided
-
-
 def workspace_releases_infer(*, workspace_id: int, dry_run: bool = False) -> dict[str, int]:
-    """Infer (again) the release of every active document of a workspace: `manage.py lineage_releases`."""
+    """Infer (again) the release of every active document of a workspace; a second run changes nothing."""
     rows = _rows(workspace_id)
-    changes = _decide(rows, release_calendar(workspace_id=workspace_id))
+    changes = _decide(rows, release_calendar_entries(workspace_id=workspace_id))
     if not dry_run:
         _store(changes)
     inferred = Counter()
     for row in rows:
-        release = changes[row["pk"]] if row["pk"] in changes else row["release"]
-        inferred[release["source"] if release else ("label" if row["version_label"] else "none")] += 1
+        release = changes[row.pk] if row.pk in changes else row.release
+        inferred[release["source"] if release else ("label" if row.label else "none")] += 1
     return {"documents": len(rows), "changed": len(changes), **dict(sorted(inferred.items()))}
 
 
-def document_release_infer(*, document_id: int) -> int:
-    """After a document is indexed: its batch's release (the batch's other members follow new evidence).
-
-    Reads the document's batch only (same folder and file date), never the whole workspace.
-    """
-    document = Document.objects.filter(pk=document_id).values("workspace_id", "path", "doc_date", "date_source") \
-        .first()
-    if document is None:
-        return 0
-    key = batch_key(document["path"], document["doc_date"], document["date_source"])
-    if key is None:
-        rows = _rows(document["workspace_id"], " AND id = %s", [document_id])
-    else:
-        rows = _rows(document["workspace_id"], " AND doc_date = %s AND date_source = %s",
-                     [document["doc_date"], document["date_source"]])
-        rows = [row for row in rows if batch_key(row["path"], row["doc_date"], row["date_source"]) == key]
-    calendar = release_calendar(workspace_id=document["workspace_id"])
-    changes = _decide(rows, calendar)
-    claimed = {value["label"] for value in changes.values() if value and value["label"]}
-    families = {row["family_id"] for row in rows if row["family_id"]}
-    for label in claimed:
-        # An earlier batch of the same documents already is this release: this batch is a newer one.
-        if key is not None and families and Document.objects.filter(
-                workspace_id=document["workspace_id"], family_id__in=families, doc_date__lt=document["doc_date"],
-                version_label="", metadata__release__label=label).exists():
-            for pk, value in changes.items():
-                if value and value["label"] == label:
-                    changes[pk] = {**value, "label": "", "after": label,
-                                   "confidence": round(value["confidence"] * 0.8, 2),
-                                   "evidence": f"{value['evidence']}; an earlier batch of the same documents is {label}"}
-    return _store(changes)
-
-
 def batch_members(*, document_ids: Iterable[int]) -> list[int]:
-    """The documents' whole batches (same folder and file date): what a staff correction of a batch applies to."""
-    selected = list(Document.objects.filter(pk__in=list(document_ids))
-                    .values_list("workspace_id", "path", "doc_date", "date_source"))
+    """The documents' whole exports (one folder, upload, format and way of dating): what a staff correction of a
+    batch applies to."""
+    asked = set(document_ids)
+    selected = list(Document.objects.filter(pk__in=asked).values_list("workspace_id", flat=True).distinct())
     ids: set[int] = set()
-    for workspace_id, path, doc_date, date_source in selected:
-        key = batch_key(path, doc_date, date_source)
-        if key is None:
-            ids.update(Document.objects.filter(workspace_id=workspace_id, path=path).values_list("pk", flat=True))
-            continue
-        for pk, other in Document.objects.filter(workspace_id=workspace_id, doc_date=doc_date,
-                                                 date_source=date_source).values_list("pk", "path"):
-            if os.path.dirname(other) == key[0]:
-                ids.add(pk)
+    for workspace_id in selected:
+        rows = _rows(workspace_id)
+        _attribute(rows, release_calendar_entries(workspace_id=workspace_id))
+        wanted = {export_key(row) for row in rows if row.pk in asked}
+        ids.update(row.pk for row in rows if export_key(row) in wanted)
     return sorted(ids)

@@ -6,7 +6,7 @@ from collections import defaultdict
 from datetime import datetime
 
 from rag.lineage.calendar import release_calendar, series_end, series_label
-from rag.lineage.labels import parse_version, version_key, within_version
+from rag.lineage.versions import parse_version, version_key, within_version
 from rag.models import Document, Source, SourceFile
 
 

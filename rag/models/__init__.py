@@ -11,6 +11,7 @@ from rag.models.documents import (
     DocumentQuerySet,
     Document,
     DocumentRelation,
+    DocumentSibling,
     Chunk,
     EmbeddingCache,
     CanonicalRecord,
@@ -20,6 +21,7 @@ from rag.models.documents import (
     UPLOAD_PREFIX,
     shown_path,
 )
+from rag.models.releases import Release
 from rag.models.jobs import (
     IndexingJob,
     IndexingJobItem,
@@ -36,6 +38,7 @@ __all__ = [
     "DocumentQuerySet",
     "Document",
     "DocumentRelation",
+    "DocumentSibling",
     "Chunk",
     "EmbeddingCache",
     "CanonicalRecord",
@@ -48,4 +51,5 @@ __all__ = [
     "IndexingJobItem",
     "Source",
     "SourceFile",
+    "Release",
 ]

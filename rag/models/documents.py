@@ -105,6 +105,9 @@ class Document(models.Model):
                                 help_text="The path with its version segment replaced (lineage), or empty.")
     lineage_note = models.CharField(max_length=300, blank=True, db_default="",
                                     help_text="Where the version label and the date disagree on the order.")
+    subject = models.CharField(max_length=300, blank=True, db_default="",
+                               help_text="Whom its template was filled in for (a customer, a hire, a product, a "
+                                         "country), where lineage found siblings of it (rag.lineage.subjects).")
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="attachments",
                                help_text="The mail message this document was attached to.")
     indexed_at = models.DateTimeField(null=True, blank=True)
@@ -185,6 +188,29 @@ class DocumentRelation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_a_id} ~ {self.document_b_id}"
+
+
+class DocumentSibling(models.Model):
+    """Two documents made from one template for different subjects (one customer's agreement and another's):
+    never versions of one another, never in contradiction, compared side by side. Found, like a relation, when the
+    later of the two is merged; the smaller document id is `document_a`."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    document_a = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    document_b = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    subject_a = models.CharField(max_length=300, help_text="The name document_a fills the template with.")
+    subject_b = models.CharField(max_length=300, help_text="The name document_b fills the template with.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document_a", "document_b"], name="document_sibling_unique_pair"),
+            models.CheckConstraint(condition=models.Q(document_a__lt=models.F("document_b")),
+                                   name="document_sibling_ordered_pair"),
+        ]
+        indexes = [models.Index(fields=["document_b"], name="document_sibling_b")]
+
+    def __str__(self) -> str:
+        return f"{self.subject_a} / {self.subject_b}"
 
 
 class Chunk(models.Model):

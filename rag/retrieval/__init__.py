@@ -17,6 +17,7 @@ from rag.retrieval.options import (
 )
 from rag.retrieval.results import UNLICENSED, SearchResult, SearchResultSet
 from rag.retrieval.search import search
+from rag.retrieval.subjects import subjects_named
 from rag.retrieval.vectors import NeighbourPlan, chunk_neighbours, close_pairs, neighbour_plan, pair_similarities
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "pair_similarities",
     "parse_datetime_bound",
     "search",
+    "subjects_named",
 ]

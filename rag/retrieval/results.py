@@ -48,6 +48,7 @@ class SearchResult:
     superseded_by: int | None = None  # the newer counterpart's chunk id
     superseded_by_label: str = ""  # its document's version label, for "2.1 · superseded by 3.0"
     replaced_chunk_id: int | None = None  # the older chunk whose slot this newer one took
+    subject: str = ""  # whom its document's template was filled in for ("Acme Corp"), where it has siblings
 
     def url_path(self) -> str:
         """The document page scrolled to this chunk, as the chat's citations link it."""
@@ -82,6 +83,7 @@ class SearchResult:
             "superseded_by": self.superseded_by,
             "superseded_by_label": self.superseded_by_label,
             "replaced_chunk_id": self.replaced_chunk_id,
+            "subject": self.subject,
             "text": self.text,
         }
         if self.variants is not None:

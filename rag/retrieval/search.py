@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -41,7 +41,7 @@ from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
-from rag.lineage import release_label, release_labels
+from rag.lineage import newest_release_pages, release_label, release_labels
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
@@ -56,7 +56,14 @@ from rag.retrieval.ranking import (
     with_recency,
 )
 from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet
-from rag.retrieval.versions import newest_release_first, scoped_options, version_plan
+from rag.retrieval.subjects import demote_other_subjects, different_subjects, subjects_named, workspace_subjects
+from rag.retrieval.versions import (
+    VersionPlan,
+    newest_release_first,
+    past_release_notes_demoted,
+    scoped_options,
+    version_plan,
+)
 
 logger = logging.getLogger("rag.retrieval")
 
@@ -108,7 +115,7 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     options = options.resolved()
     plan = version_plan(query, options)
     if plan.mode == "present":
-        result_set = _search(query, options, clock)
+        result_set = _search(query, options, clock, history=plan.history)
     elif plan.mode == "as_of":
         (_label, documents), = plan.scopes
         result_set = _search(plan.query, scoped_options(options, documents, version=plan.as_of_version,
@@ -122,11 +129,32 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
             {"label": label, "chunk_ids": [r.chunk_id for r in side]}
             for (label, _documents), side in reversed(list(zip(plan.scopes, sides)))
         ]
+    if plan.latest:
+        _newest_release_first(result_set, plan, query, options)
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
     _one_label_per_release(result_set, workspace_id=options.workspace_id)
     _observe(result_set, workspace_id=options.workspace_id, duration=clock.total_seconds)
     return result_set
+
+
+NEWEST_RELEASE_RESULTS = 2  # the newest release's own page leads; the usual results follow
+
+
+def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query: str, options: SearchOptions) -> None:
+    """"What's new in the latest release", "the last 4.2 patch", "the current LTS": the page that speaks for that
+    release (by version order in the calendar) leads, found within it by the question's words."""
+    pages = newest_release_pages(workspace_id=options.workspace_id, question=query, line=plan.newest_release_line,
+                                 long_term=plan.latest == "lts")
+    if options.filters.document_ids:
+        pages = [pk for pk in pages if pk in set(options.filters.document_ids)]
+    result_set.stats["newest_release_pages"] = pages
+    if not pages:
+        return
+    own = _search(plan.query, scoped_options(options, frozenset(pages)), _Clock(), history=True)
+    lead = list(own)[:NEWEST_RELEASE_RESULTS]
+    chosen = {result.chunk_id for result in lead}
+    result_set[:] = (lead + [r for r in result_set if r.chunk_id not in chosen])[:options.top_k]
 
 
 def _interleaved(sides: list[SearchResultSet], *, top_k: int) -> SearchResultSet:
@@ -145,8 +173,9 @@ def _interleaved(sides: list[SearchResultSet], *, top_k: int) -> SearchResultSet
                            options=first.options, filters=first.filters, stats=stats)
 
 
-def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSet:
-    """One ranked search over one scope: the body of `search` once the question's versions are resolved."""
+def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool = True) -> SearchResultSet:
+    """One ranked search over one scope: the body of `search` once the question's versions are resolved
+    (`history`: the question asks what changed or is new, so old releases' own notes keep their rank)."""
     workspace_id = options.workspace_id
     now = timezone.now()
 
@@ -164,7 +193,11 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
         "provenance": provenance_gate,
     }
 
+    subjects = subjects_named(query, workspace_subjects(workspace_id=workspace_id)) if options.analyse_query else {}
+    stats["subjects"] = sorted(subjects)
     query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
+    if subjects and query_vector is not None:
+        ranked["subject"] = _subject_list(subjects, options, query_vector, now=now)
     fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K, weights=settings.RRF_WEIGHTS)
     canonical_aware = canonical_filtering == APPLIED
     present = options.version_aware and not (options.as_of_version or options.as_of_date)
@@ -177,9 +210,15 @@ def _search(query: str, options: SearchOptions, clock: _Clock) -> SearchResultSe
     clock.lap("hydrate_ms")
 
     _rerank(query, candidates, options, stats, scope_filters=options.filters, now=now, query_vector=query_vector)
+    if subjects:
+        demote_other_subjects(candidates, {pk for documents in subjects.values() for pk in documents},
+                              demotion=settings.SUBJECT_OTHER_DEMOTION)
     if options.version_aware:
         if present:
             candidates = _present(candidates, options, stats, rows=rows, now=now)
+            if not history:
+                stats["past_release_notes_demoted"] = past_release_notes_demoted(
+                    candidates, workspace_id=workspace_id, demotion=settings.PAST_RELEASE_NOTES_DEMOTION)
         candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
                                           as_of_version=options.as_of_version,
                                           window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
@@ -250,6 +289,20 @@ def _ranked_lists(
         stats["lexical"] = lexical_query.describe() if lexical_query else None
         clock.lap("lexical_ms")
     return query_vector, ranked
+
+
+def _subject_list(subjects: dict[str, list[int]], options: SearchOptions, query_vector: list[float], *,
+                  now) -> list[int]:
+    """The named subjects' own passages by closeness to the question, within the search's filters."""
+    documents = {pk for ids in subjects.values() for pk in ids}
+    if options.filters.document_ids:
+        documents &= set(options.filters.document_ids)
+    if not documents:
+        return []
+    scope = build_scope(workspace_id=options.workspace_id, now=now,
+                        filters=replace(options.filters, document_ids=tuple(sorted(documents))))
+    pool = max(options.candidate_pool, options.top_k)
+    return [chunk_id for chunk_id, _ in vectors.semantic_candidates(scope, query_vector, pool).rows]
 
 
 def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
@@ -358,7 +411,9 @@ def _collapse_near_duplicates(
     window = max(top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20)
     while True:
         head, tail = candidates[:window], candidates[window:]
-        pairs = vectors.near_duplicate_pairs([c.chunk_id for c in head], threshold=threshold)
+        rows = {c.chunk_id: c.row for c in head}
+        pairs = [(a, b, s) for a, b, s in vectors.near_duplicate_pairs(list(rows), threshold=threshold)
+                 if not different_subjects(rows[a], rows[b])]
         collapsed = collapse_near_duplicates(
             head, pairs, chunk_id=lambda c: c.chunk_id, doc_date=lambda c: c.row["doc_date"], take_place=_take_place
         )
@@ -382,7 +437,7 @@ def _one_label_per_release(results: list[SearchResult], *, workspace_id: int) ->
 # Result fields a hydrated row carries under the same name (vectors.hydrate); the others are worked out here.
 _ROW_FIELDS = ("document_id", "path", "title", "doc_date", "doc_type", "heading_path", "text", "similarity",
                "chunk_index", "source_type", "family_id", "version_label", "is_latest_version", "lineage",
-               "superseded_by")
+               "superseded_by", "subject")
 
 
 def _result(candidate: _Candidate) -> SearchResult:

@@ -155,6 +155,7 @@ _HYDRATE_COLUMNS = (
     "chunk_id", "document_id", "text", "heading_path", "chunk_index", "total_chunks", "path", "title", "doc_date",
     "doc_type", "source_type", "archived", "family_id", "version_label", "is_latest_version", "lineage",
     "superseded_by", "superseded_by_label", "similarity", "record_id", "record_canonical_chunk_id", "conflicts", "page",
+    "subject", "release_label", "series_version", "series_name",
 )
 
 
@@ -226,7 +227,11 @@ def hydrate(
         WITH wanted AS MATERIALIZED ({wanted})
         SELECT c.id, c.document_id, c.text, c.heading_path, c.chunk_index, c.total_chunks, d.path, d.title,
                d.doc_date, d.doc_type, d.source_type, d.archived, d.family_id, d.version_label, d.is_latest_version,
-               c.lineage, c.superseded_by_id, newer_document.version_label, {similarity} {record_select}, c.page, w.candidate
+               c.lineage, c.superseded_by_id, newer_document.version_label, {similarity} {record_select}, c.page,
+               d.subject, COALESCE(NULLIF(d.version_label, ''), d.metadata->'release'->>'label'),
+               CASE WHEN d.metadata->'release_entries'->0->>'how' = 'title'
+                    THEN d.metadata->'release_entries'->0->>'version' END,
+               d.metadata->'release_entries'->0->>'series', w.candidate
         FROM wanted w JOIN {CHUNK} c ON c.id = w.id JOIN {DOCUMENT} d ON d.id = c.document_id
         LEFT JOIN {CHUNK} newer ON newer.id = c.superseded_by_id
         LEFT JOIN {DOCUMENT} newer_document ON newer_document.id = newer.document_id {record_join}

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from packaging.version import Version
 
 from rag.lineage import (
     QueryLineage,
@@ -24,6 +25,7 @@ from rag.lineage import (
     documents_as_of,
     parse_version,
     release_calendar,
+    release_calendar_entries,
     release_window,
     series_label,
     version_in_series,
@@ -36,8 +38,16 @@ from rag.retrieval.options import SearchOptions
 
 # A question that names a version, a date or a change has a digit or one of these words; any other
 # question is about the present, and the workspace's labels need not be read for it.
-_MAY_NAME_A_TIME = re.compile(r"\d|chang|new|differ|since|before|as of|remov|deprecat|introduc|added|compar|latest",
-                              re.I)
+_MAY_NAME_A_TIME = re.compile(r"\d|chang|new|differ|since|before|as of|remov|deprecat|introduc|added|compar|latest"
+                              r"|recent|last|final|current|lts|long.term", re.I)
+# A question about the newest release itself ("what's new in the latest release", "the last 4.2 patch", "the current
+# LTS"): answered by the page of the newest release by version order, never by file date.
+_LATEST_RELEASE = re.compile(r"\b(?:latest|newest|most\s+recent|current|last|final)\b(?:\W+[\w.]+){0,3}?\W+"
+                             r"(?:release|version|patch|bugfix|lts|long[- ]term)", re.I)
+_LONG_TERM = re.compile(r"\blts\b|long[- ]term[- ]support", re.I)
+# Questions that ask for the history a release's own notes tell: those keep every release's notes at their rank.
+_ASKS_HISTORY = re.compile(r"\b(?:new|chang\w*|added|removed|deprecat\w*|introduced|release\s+notes?|changelog|"
+                           r"history|fix(?:es|ed)?|upgrad\w*)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,12 @@ class VersionPlan:
     change: tuple[str, str] | None = None  # (old label, new label)
     scopes: tuple[tuple[str, frozenset[int]], ...] = ()
     analysis: QueryLineage | None = None
+    latest: str = ""  # "latest" | "line" | "lts" where the question asks for the newest release itself
+    history: bool = False  # it asks what changed or what is new: old releases' notes are not the past then
+
+    @property
+    def newest_release_line(self) -> str:
+        return self.as_of_version if self.latest == "line" else ""
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -58,6 +74,7 @@ class VersionPlan:
             "as_of_version": self.as_of_version or None,
             "as_of_date": self.as_of_date.isoformat() if self.as_of_date else None,
             "change": list(self.change) if self.change else None,
+            "latest": self.latest or None,
             "query": self.query,
             # What a change question is about ("rate limit"), for the answer to quote each side's statement of it.
             "topic": self.analysis.change.topic if self.mode == "change" and self.analysis and self.analysis.change
@@ -67,6 +84,18 @@ class VersionPlan:
 
 def version_plan(query: str, options: SearchOptions) -> VersionPlan:
     """Explicit options first (`as_of_version`, `as_of_date`), then what the question itself says."""
+    plan = _version_plan(query, options)
+    if not (options.analyse_query and options.version_aware):
+        return plan
+    latest = ""
+    if _LONG_TERM.search(query) and not plan.as_of_version:
+        latest = "lts"
+    elif _LATEST_RELEASE.search(query):
+        latest = "line" if plan.mode == "as_of" and plan.as_of_version else "latest" if plan.mode == "present" else ""
+    return replace(plan, latest=latest, history=bool(latest or plan.change or _ASKS_HISTORY.search(query)))
+
+
+def _version_plan(query: str, options: SearchOptions) -> VersionPlan:
     workspace_id = options.workspace_id
     if options.as_of_version or options.as_of_date:
         return _as_of(query, workspace_id, options.as_of_version, options.as_of_date, None)
@@ -133,7 +162,7 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
         asked = parse_version(as_of_version)
         start, end = release_window(release_calendar(workspace_id=workspace_id), as_of_version)
         for candidate in candidates:
-            version = parse_version(candidate.row["version_label"] or "")
+            version = parse_version(candidate.row["release_label"] or "")
             doc_date = candidate.row["doc_date"]
             if version is not None:
                 of_release = asked is not None and (version == asked or version_in_series(version, asked))
@@ -143,11 +172,11 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
                 candidate.score *= settings.AS_OF_VERSION_BOOST
         candidates.sort(key=lambda c: -c.score)
     head, tail = candidates[:window], candidates[window:]
-    keys = {c.chunk_id: version_key(c.row["version_label"]) for c in head if c.row["version_label"]}
+    keys = {c.chunk_id: version_key(c.row["release_label"]) for c in head if c.row["release_label"]}
     keys = {chunk_id: key for chunk_id, key in keys.items() if key}
     if not as_of_version and keys:
         # Among passages on one question, an older release's reads as the past: it ranks a little lower.
-        series = {chunk_id: version_key(series_label(c.row["version_label"])) or keys[chunk_id]
+        series = {chunk_id: version_key(series_label(c.row["release_label"])) or keys[chunk_id]
                   for c in head if (chunk_id := c.chunk_id) in keys}
         newest = max(series.values())
         for candidate in head:
@@ -180,3 +209,22 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
         target.collapsed.append(candidate.chunk_id)
     stats["older_release_removed"] = len(head) - len(kept)
     return sorted(kept + tail, key=lambda c: -c.score)
+
+
+def past_release_notes_demoted(candidates: list, *, workspace_id: int, demotion: float) -> int:
+    """A release's own notes speak for that release wherever they were shipped (the 1.8 notes inside the 5.2 docs
+    speak for 1.8): in a question about the present they rank below the pages of today. Returns how many."""
+    newest: dict[str, Version] = {}
+    for entry in release_calendar_entries(workspace_id=workspace_id):
+        key = entry.series.casefold()
+        if key not in newest or entry.version > newest[key]:
+            newest[key] = entry.version
+    demoted = 0
+    for candidate in candidates:
+        version = parse_version(candidate.row["series_version"] or "")
+        series = (candidate.row["series_name"] or "").casefold()
+        if version is not None and series in newest and version < newest[series]:
+            candidate.score *= demotion
+            demoted += 1
+    candidates.sort(key=lambda c: -c.score)
+    return demoted

@@ -135,7 +135,6 @@ def test_hashed_names_have_the_shapes_real_piles_have() -> None:
     assert _names() == _names()  # deterministic
 
 
-@pytest.mark.xfail(strict=True, reason="issue 35: hashed names become versions")
 def test_a_hashed_name_is_never_read_as_a_version() -> None:
     labelled = [(name, label.label) for name in _names()
                 if (label := extract_version_label(path=f"/corpus/{name}", title="Index", metadata={}))]

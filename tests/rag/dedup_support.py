@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from django.db.models import Count
 
-from rag.lineage.labels import version_key
+from rag.lineage import version_key
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Document, Workspace
 from tests.rag.factories import ChunkFactory, DocumentFactory
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from rag.dedup.facts import extract_facts, fact_differences, highlight_segments
+from rag.facts import extract_facts, fact_differences, highlight_segments
 from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, workspace_merge
 from rag.dedup.neighbours import member_edges, pairwise_edges, search_plan
 from rag.documents import documents_archive, documents_unarchive

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from rag.lineage.families import family_refresh
-from rag.lineage.labels import version_key
+from rag.lineage import version_key
 from rag.models import Chunk, Document, DocumentFamily
 from tests.factories import WorkspaceFactory
 from tests.rag.factories import ChunkFactory, DocumentFactory
@@ -228,3 +228,36 @@ def test_split_the_ticked_members_from_the_family_page(staff_client, family):
     newest.refresh_from_db()
     assert newest.family_id != family.pk and newest.family.edited_by_hand and newest.is_latest_version
     assert _labels(family.pk) == ["1.0", "2.0"] and _latest(family.pk) == ["2.0"]
+
+
+def test_staff_date_and_hide_releases_in_the_calendar(staff_client, staff_user):
+    """The calendar is shown to staff and editable: a staff row dates a release, hides a wrong one, and refuses a
+    version that is none."""
+    from datetime import date
+
+    from rag.lineage import release_calendar_entries
+    from rag.models import Release
+
+    workspace = WorkspaceFactory()
+    notes = DocumentFactory(workspace=workspace, title="Lumen Gateway 2.1.0 release notes", path="/notes/2.1.md")
+    read = Release.objects.create(workspace=workspace, series="Lumen Gateway", version="2.1.0",
+                                  version_key=version_key("2.1.0"), date=date(2025, 2, 4), document=notes, how="title")
+    wrong = Release.objects.create(workspace=workspace, series="Lumen Gateway", version="3.8.9",
+                                   version_key=version_key("3.8.9"), date=date(2015, 4, 8), document=notes, how="title")
+    listing = staff_client.get("/admin/rag/release/")
+    assert listing.status_code == 200 and "Lumen Gateway 2.1.0" in listing.content.decode()
+
+    url = f"/admin/rag/release/{read.pk}/change/"
+    form = {"series": "Lumen Gateway", "version": "2.1.0", "date": "2025-02-06"}
+    assert staff_client.post(url, form).status_code == 302
+    assert staff_client.post(f"/admin/rag/release/{wrong.pk}/change/",
+                             {"series": "Lumen Gateway", "version": "3.8.9", "date": "2015-04-08", "hidden": "on"}
+                             ).status_code == 302
+    read.refresh_from_db()
+    assert (read.source, read.set_by) == (Release.Source.STAFF, staff_user)
+    entries = release_calendar_entries(workspace_id=workspace.pk)
+    assert [(str(e.version), e.date.date(), e.source) for e in entries] == [
+        ("2.1.0", date(2025, 2, 6), Release.Source.STAFF)]
+
+    refused = staff_client.post(url, {**form, "version": "40b08594"})
+    assert refused.status_code == 200 and "Not a release version" in refused.content.decode()

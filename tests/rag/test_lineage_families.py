@@ -271,4 +271,7 @@ def test_two_releases_notes_are_neither_a_family_nor_a_contradiction(workspace, 
     pending = {frozenset((c.chunk_a.document_id, c.chunk_b.document_id)) for c in Contradiction.objects.filter(
         workspace=workspace, status=Contradiction.Status.PENDING).select_related("chunk_a", "chunk_b")}
     assert frozenset((notes_a.pk, notes_b.pk)) not in pending  # each release's own page
+    assert not any({notes_a.pk, notes_b.pk} & pair for pair in pending)  # notes speak for their release, not today
     assert frozenset((guide_a.pk, guide_b.pk)) in pending  # two current guides that disagree: for review
+    guide_a.refresh_from_db(), guide_b.refresh_from_db()
+    assert guide_b.copy_of_id != guide_a.pk and guide_a.copy_of_id != guide_b.pk  # 4 KB against 8 KB: no copy

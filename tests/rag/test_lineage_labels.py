@@ -16,14 +16,12 @@ from rag.ingest.parsers import parse_document
 from rag.lineage.labels import (
     VersionLabel,
     extract_version_label,
-    parse_version,
     path_version_stem,
     strip_versions,
     text_versions,
-    version_key,
     version_stem_key,
-    within_version,
 )
+from rag.lineage.versions import parse_version, version_key, within_version
 
 DEMO = Path(__file__).parents[2] / "demo"
 
@@ -310,3 +308,19 @@ def test_version_stem_key_compares_file_names_without_extension() -> None:
     assert version_stem_key("v2.0/user-guide.html") != version_stem_key("docs/user-guide-3.0.md")
     assert version_stem_key("glossary.txt") is None
     assert version_stem_key("whatsnew-5.2.rst.txt") == version_stem_key("whatsnew-5.3.rst") == "whatsnew-{v}"
+
+
+@pytest.mark.parametrize("name", [
+    "40b08594_index.txt", "58c20104_sitemaps.md", "59a74893_builtins.txt", "6600693b81-guide.rst",
+    "550e8400-e29b-41d4-a716-446655440000.md", "build-20240113.4.md", "3a2b1c_x.md", "12345678_index.md",
+])
+def test_hashes_uuids_and_build_numbers_in_a_name_are_never_versions(name):
+    assert extract_version_label(path=f"/corpus/{name}", title="Index", metadata={}) is None
+
+
+@pytest.mark.parametrize(("name", "label"), [
+    ("release-2.0b1.md", "2.0b1"), ("sphinx-3.1rc2-notes.md", "3.1rc2"), ("notes-2.2.28.txt", "2.2.28"),
+    ("api-reference-v2.1.md", "2.1"),
+])
+def test_a_pre_release_is_read_where_a_person_reads_one(name, label):
+    assert extract_version_label(path=f"/corpus/{name}", title="Index", metadata={}).label == label

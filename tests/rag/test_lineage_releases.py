@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chat.models import Conversation
-from rag.lineage.labels import version_key
+from rag.lineage import version_key
 from rag.lineage.releases import release_labels
 from rag.retrieval import SearchOptions, search
 from rag.selectors import version_labels

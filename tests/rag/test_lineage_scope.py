@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rag.lineage.calendar import release_calendar, release_calendar_reset, releases_in_text, series_end
+from rag.lineage.calendar import calendar_update, release_calendar, series_end
 from rag.lineage.evidence import Member
 from rag.lineage.grouping import version_order
 from rag.lineage.scope import documents_as_of, workspace_version_labels
@@ -20,21 +20,6 @@ def day(year: int, month: int, date: int) -> datetime:
     return datetime(year, month, date, tzinfo=UTC)
 
 
-@pytest.fixture(autouse=True)
-def fresh_calendar():
-    release_calendar_reset()
-    yield
-    release_calendar_reset()
-
-
-def test_release_dates_are_read_in_the_changelog_formats_people_write():
-    text = ("Release 7.4.7 (released Jul 20, 2024)\n## [2.1.0] - 2025-02-04\n"
-            "Lumen Gateway 3.0.0 was released on September 9, 2025.\nRelease 1.2 beta1 (released Mar 31, 2013)\n"
-            "Python 3.11 (the runtime) and port 8080 (default) are no releases.")
-    found = {str(version): date.date().isoformat() for version, date in releases_in_text(text).items()}
-    assert found == {"7.4.7": "2024-07-20", "2.1.0": "2025-02-04", "3.0.0": "2025-09-09", "1.2b1": "2013-03-31"}
-
-
 def family(workspace, *documents) -> DocumentFamily:
     group = DocumentFamily.objects.create(workspace=workspace, name="Guide")
     for position, document in enumerate(documents):
@@ -45,10 +30,12 @@ def family(workspace, *documents) -> DocumentFamily:
 
 
 def test_unlabelled_versions_are_placed_by_the_release_dates_their_changelog_gives(workspace):
-    changelog = add_document(workspace, "/docs/CHANGES.rst", ["Bugs fixed in this release."], doc_date=day(2024, 10, 13))
-    changelog.chunks.update(heading_path="Changelog > Release 7.0.0 (released Jul 24, 2023)")
-    add_document(workspace, "/docs/CHANGES-old.rst", ["Features added."], doc_date=day(2023, 4, 23)).chunks.update(
-        heading_path="Changelog > Release 6.2.1 (released Apr 25, 2023)")
+    for path, version, released in (("/docs/CHANGES.rst", "7.0.0", "2023-07-24"),
+                                     ("/docs/CHANGES-old.rst", "6.2.1", "2023-04-25")):
+        changelog = add_document(workspace, path, ["Bugs fixed in this release."], doc_date=day(2024, 10, 13),
+                                 metadata={"release_entries": [{"series": "", "version": version, "date": released,
+                                                                "how": "heading"}]})
+        calendar_update(document_id=changelog.pk)
     old = add_document(workspace, "/a/usage.rst", ["Run the build with -b html."], doc_date=day(2023, 4, 23))
     new = add_document(workspace, "/b/usage.rst", ["Run the build with -M html."], doc_date=day(2024, 7, 20))
     family(workspace, old, new)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rag.lineage import release_calendar_reset, workspace_releases_infer
+from rag.lineage import calendar_rebuild, workspace_releases_infer
 from rag.models import Workspace
 
 
 class Command(BaseCommand):
-    help = ("Infer the release each unlabelled document belongs to (its batch's release notes, version directives "
-            "or labelled siblings, else its date against the release calendar); indexing does this for each new "
-            "document, this runs it over documents already stored. Idempotent.")
+    help = ("Read the release calendar from the series pages again and infer the release each unlabelled document "
+            "belongs to (its export's series pages, 'new in' mentions or labelled files, else its date against the "
+            "calendar); indexing does this once a job's merges are done, this runs it over documents already "
+            "stored. Idempotent.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--workspace", required=True, help="workspace slug")
@@ -22,7 +23,8 @@ class Command(BaseCommand):
             target = Workspace.objects.get(slug=workspace)
         except Workspace.DoesNotExist:
             raise CommandError(f"no workspace with slug {workspace!r}") from None
-        release_calendar_reset()  # read the changelogs as they are now
+        if not dry_run:
+            calendar_rebuild(workspace_id=target.pk)  # the series pages as they are now
         counts = workspace_releases_infer(workspace_id=target.pk, dry_run=dry_run)
         parts = ", ".join(f"{source}: {count}" for source, count in counts.items()
                           if source not in ("documents", "changed"))

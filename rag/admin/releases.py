@@ -1,0 +1,74 @@
+"""Admin: the release calendar each workspace read from its series pages, dated, corrected or hidden by staff."""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from rag.dedup import contradictions_prune
+from rag.lineage import parse_version, version_key, workspace_releases_infer
+from rag.models import Release
+
+
+# What a person writes as a release: "2.2", "5.1.4", "3.1rc2"; never a hash that packaging would parse ("40b08594").
+_RELEASE = re.compile(r"v?\d{1,4}(?:\.\d{1,4}){0,3}(?:(?:a|b|rc)\d{1,3})?", re.I)
+
+
+class ReleaseForm(forms.ModelForm):
+    class Meta:
+        model = Release
+        fields = ["workspace", "series", "version", "date", "hidden"]
+
+    def clean_version(self) -> str:
+        text = self.cleaned_data["version"].strip()
+        parsed = parse_version(text) if _RELEASE.fullmatch(text) else None
+        if parsed is None:
+            raise forms.ValidationError("Not a release version: write it as 2.2, 5.1.4 or 3.1rc2.")
+        return str(parsed)
+
+
+@admin.register(Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    """Each release a series page states, with its date and where it was read. A row staff save is the calendar's
+    word on its release (read rows follow their pages); saving places the workspace's documents again."""
+
+    form = ReleaseForm
+    list_display = ["__str__", "date", "workspace", "source", "how", "page", "hidden"]
+    list_filter = ["workspace", "source", "hidden", "series"]
+    search_fields = ["series", "version", "document__title"]
+    fields = ["workspace", "series", "version", "date", "hidden", "source", "how", "page", "set_by", "updated_at"]
+    readonly_fields = ["source", "how", "page", "set_by", "updated_at"]
+    ordering = ["workspace", "series", "version_key"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Release | None = None) -> list[str]:
+        # A read row keeps its workspace; staff date it, hide it or correct its series.
+        return [*self.readonly_fields, "workspace"] if obj else self.readonly_fields
+
+    @admin.display(description="read from")
+    def page(self, obj: Release) -> str:
+        if obj.document_id is None:
+            return "—"
+        return format_html('<a href="{}">{}</a>', reverse("admin:rag_document_change", args=[obj.document_id]),
+                           obj.document.title or obj.document.path)
+
+    def save_model(self, request: HttpRequest, obj: Release, form, change: bool) -> None:  # noqa: ANN001
+        obj.version_key = version_key(obj.version)
+        obj.source, obj.set_by, obj.document = Release.Source.STAFF, request.user, None
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            counts = workspace_releases_infer(workspace_id=obj.workspace_id)
+            contradictions_prune(workspace_id=obj.workspace_id)
+        messages.info(request, f"The calendar's word on {obj} is now staff's; {counts['changed']} document(s) "
+                               "of the workspace placed in another release.")
+
+    def delete_model(self, request: HttpRequest, obj: Release) -> None:
+        workspace_id = obj.workspace_id
+        with transaction.atomic():
+            super().delete_model(request, obj)
+            workspace_releases_infer(workspace_id=workspace_id)

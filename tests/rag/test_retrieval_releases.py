@@ -1,0 +1,67 @@
+"""A series page speaks for its own release (issue 35, item 5): today's questions do not take an old release's
+notes as the present, and "the latest release", "the last 2.2 patch", "the current LTS" go by version order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from rag.lineage.calendar import calendar_update
+from rag.retrieval import search
+from tests.rag.retrieval_helpers import add_document, options
+
+pytestmark = pytest.mark.django_db
+
+SHIPPED = datetime(2025, 6, 2, 9, 0, tzinfo=UTC)  # every release's notes ship with the newest docs, on one day
+
+
+def _notes(workspace, version: str, released: str, text: str):
+    document = add_document(workspace, f"/docs/releases/{version}.txt", [text], title=f"Lumen {version} release notes",
+                            doc_date=SHIPPED, date_source="mtime",
+                            metadata={"release_entries": [{"series": "Lumen", "version": version, "date": released,
+                                                           "how": "title"}]})
+    calendar_update(document_id=document.pk)
+    return document
+
+
+@pytest.fixture
+def series(workspace):
+    pages = {
+        "1.8": _notes(workspace, "1.8", "2019-04-01", "Lumen 1.8 is designated as a long-term support release. "
+                      "The minimum supported database version is 9.4."),
+        "2.2": _notes(workspace, "2.2", "2023-04-03", "Lumen 2.2 is designated as a long-term support release. "
+                      "It adds streaming replies."),
+        "2.2.1": _notes(workspace, "2.2.1", "2023-06-01", "Lumen 2.2.1 fixes a crash of the streaming replies."),
+        "2.2.10": _notes(workspace, "2.2.10", "2024-11-05", "Lumen 2.2.10 fixes a leak of the streaming replies."),
+        "2.3": _notes(workspace, "2.3", "2024-12-04", "Lumen 2.3 adds tracing of every request and drops Python 3.8."),
+        # Filed last, with the newest date of all: a file date says nothing of the release a page speaks for.
+        "2.2.9": _notes(workspace, "2.2.9", "2024-09-03", "Lumen 2.2.9 fixes the streaming replies once more."),
+    }
+    pages["guide"] = add_document(workspace, "/docs/ref/databases.txt",
+                                  ["Database servers older than version 12 are refused."],
+                                  title="Databases", doc_date=SHIPPED, date_source="mtime")
+    return pages
+
+
+def _top(workspace, question: str) -> list[int]:
+    return [result.document_id for result in search(question, options(workspace, top_k=5))]
+
+
+@pytest.mark.parametrize(("question", "page"), [
+    ("What's new in the latest Lumen release?", "2.3"),
+    ("Show me the release notes of the newest version.", "2.3"),
+    ("What did the last Lumen 2.2 patch release fix?", "2.2.10"),
+    ("Which Lumen release is the current LTS?", "2.2"),
+    ("Which version should I pick for long-term support?", "2.2"),
+])
+def test_the_newest_release_goes_by_version_order(workspace, series, question, page):
+    assert _top(workspace, question)[0] == series[page].pk
+
+
+def test_an_old_release_notes_do_not_answer_for_the_present(workspace, series):
+    ranked = _top(workspace, "What is the minimum supported database version?")
+    assert ranked[0] == series["guide"].pk
+    # Asked what changed, the old release's notes keep their rank: they are the history asked for.
+    history = _top(workspace, "What changed in the minimum supported database version?")
+    assert series["1.8"].pk in history[:2]
