@@ -277,10 +277,14 @@ QUERY_ENCODER = env.str("QUERY_ENCODER", default="")
 # onnxruntime's intra-op threads per process for questions; 0: the cores divided by the web processes.
 QUERY_ENCODER_THREADS = env.int("QUERY_ENCODER_THREADS", default=0)
 
-# Git sources: credentials for clone URLs over HTTPS, from the environment only (never stored with the source);
-# unset, git's own credential store and ssh keys apply.
-GIT_SOURCE_USERNAME = env.str("GIT_SOURCE_USERNAME", default="")
-GIT_SOURCE_PASSWORD = env.str("GIT_SOURCE_PASSWORD", default="")
+# Git sources' HTTPS credentials bound to hosts (JSON: host[:port] -> {"username", "password"}); never over http://.
+GIT_SOURCE_CREDENTIALS = env.json("GIT_SOURCE_CREDENTIALS", default={})
+# Git sync limits, each failing a sync with its reason: entries of a tree walked (a Git bomb), blob bytes staged, fetch.
+GIT_SOURCE_MAX_TREE_ENTRIES = env.int("GIT_SOURCE_MAX_TREE_ENTRIES", default=100_000)
+GIT_SOURCE_MAX_SYNC_BYTES = env.int("GIT_SOURCE_MAX_SYNC_BYTES", default=1024 * 1024 * 1024)
+GIT_SOURCE_FETCH_TIMEOUT_SECONDS = env.int("GIT_SOURCE_FETCH_TIMEOUT_SECONDS", default=300)
+# Folder sources and local Git repositories must lie inside one of these folders (empty: anywhere but DATA_DIR).
+SOURCE_FOLDER_ROOTS = env.list("SOURCE_FOLDER_ROOTS", default=[])
 # Folder sources with file-system watching: events closer together than this make one sync.
 SOURCE_WATCH_DEBOUNCE_SECONDS = env.float("SOURCE_WATCH_DEBOUNCE_SECONDS", default=5.0)
 

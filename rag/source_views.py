@@ -1,4 +1,5 @@
-"""The Sources page under Documents: list, add (staff: a source reads the server's folders), "Sync now"."""
+"""The Sources page under Documents: list, add (the add_source permission: a source reads the server's folders),
+"Sync now"."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from rag.source_forms import SourceForm
-from rag.sources import SourceError, source_add, source_get, source_list, source_row, source_sync
+from rag.sources import SourceError, source_add, source_get, source_list, source_row, source_sync_request
 
 
 @require_http_methods(["GET", "POST"])
@@ -18,8 +19,9 @@ def sources(request: HttpRequest) -> HttpResponse:
     form = SourceForm(request.POST or None)
     status = 200
     if request.method == "POST":
-        if not request.user.is_staff:
-            messages.error(request, "Only staff add sources: a source reads folders and repositories on the server.")
+        if not request.user.has_perm("rag.add_source"):
+            messages.error(request, "Only staff allowed to add sources do: a source reads folders and repositories "
+                                    "on the server.")
             return redirect("sources")
         if form.is_valid():
             try:
@@ -30,7 +32,8 @@ def sources(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Added {source.name}. Press Sync now, or wait for its schedule.")
                 return redirect("sources")
         status = 400
-    rows = [(source, source_row(source)) for source in source_list(workspace=request.workspace)]
+    staff = request.user.is_staff  # members read why a sync failed, not where on the server
+    rows = [(source, source_row(source, staff=staff)) for source in source_list(workspace=request.workspace)]
     return render(request, "rag/sources.html", {"rows": rows, "form": form}, status=status)
 
 
@@ -38,9 +41,9 @@ def sources(request: HttpRequest) -> HttpResponse:
 def source_sync_now(request: HttpRequest, pk: int) -> HttpResponse:
     source = source_get(user=request.user, pk=pk)
     try:
-        job = source_sync(source_id=source.pk, created_by=request.user)
+        source_sync_request(source=source, user=request.user)
     except SourceError as exc:
         messages.error(request, f"{source.name}: {exc}")
-        return redirect("sources")
-    messages.info(request, f"Syncing {source.name}: job {job.pk}.")
-    return redirect("job-detail", pk=job.pk)
+    else:
+        messages.info(request, f"{source.name}: sync queued; its job shows here once a worker starts it.")
+    return redirect("sources")

@@ -11,12 +11,14 @@ Parsers take bytes (rag.ingest.parsers), so a worker never needs a local path fo
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 
 from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import ClientError, HTTPClientError
@@ -56,8 +58,9 @@ def stored_name(source_file: str) -> str | None:
     if not source_file.startswith("/"):
         return None
     root = Path(settings.MEDIA_ROOT).resolve()
-    resolved = Path(source_file).resolve()
-    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root / "uploads") else None
+    # Its own name decides, links unresolved: a link in a user's folder pointing here is no copy of ours.
+    local = Path(os.path.normpath(source_file))
+    return local.relative_to(root).as_posix() if local.is_relative_to(root / "uploads") else None
 
 
 @contextmanager
@@ -94,9 +97,7 @@ def source_read(source_file: str, *, max_bytes: int, want_mtime: bool = False) -
     """
     name = stored_name(source_file)
     if name is None:
-        path = Path(source_file)
-        stat = path.stat()
-        return SourceBytes(stat.st_size, path.read_bytes() if stat.st_size <= max_bytes else None, stat.st_mtime)
+        return _local_read(source_file, max_bytes=max_bytes)
     storage = file_storage()
     if isinstance(storage, S3Storage):
         return _s3_read(storage, name, max_bytes=max_bytes, want_mtime=want_mtime)
@@ -106,6 +107,22 @@ def source_read(source_file: str, *, max_bytes: int, want_mtime: bool = False) -
             data = stored.read() if size <= max_bytes else None
         mtime = storage.get_modified_time(name).timestamp() if want_mtime else None
     return SourceBytes(size, data, mtime)
+
+
+def _local_read(source_file: str, *, max_bytes: int) -> SourceBytes:
+    """A regular file on this machine, read through no symbolic link.
+
+    Items carry resolved paths (rag.uploads), so a link anywhere in one was put there after the folder was
+    walked, or is a link a retry would follow: refused either way. O_NOFOLLOW closes the last component's race.
+    """
+    if os.path.realpath(source_file) != os.path.normpath(source_file):
+        raise OSError(f"{Path(source_file).name}: a symbolic link is on its path; links are never followed")
+    descriptor = os.open(source_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as stream:
+        stat = os.fstat(stream.fileno())
+        if not S_ISREG(stat.st_mode):
+            raise OSError(f"{Path(source_file).name}: not a regular file")
+        return SourceBytes(stat.st_size, stream.read() if stat.st_size <= max_bytes else None, stat.st_mtime)
 
 
 def _s3_read(storage: S3Storage, name: str, *, max_bytes: int, want_mtime: bool) -> SourceBytes:
@@ -167,12 +184,17 @@ def stored_copy_save(pieces: Iterable[bytes], *, folder: str, file_name: str) ->
     return StoredCopy(source_file=STORED_PREFIX + name, digest=digest.hexdigest(), size=size)
 
 
-def stored_blob_save(*, name: str, read: Callable[[], bytes]) -> str:
-    """A content-addressed copy (a Git blob: the same name always holds the same bytes), stored once, then found.
+_BLOBS = "sources/blobs"  # content-addressed copies; uploads' copies live under uploads/
 
-    Returns the item's source_file. Such copies are shared between documents and syncs and are never deleted.
+
+def stored_blob_save(*, blob: str, read: Callable[[], bytes]) -> str:
+    """A content-addressed copy (a Git blob: the same sha always holds the same bytes), stored once, then found,
+    so a worker on any machine reads it.
+
+    Returns the item's source_file. Such copies are shared between documents and syncs: stored_copies_delete
+    removes one only when no item still needs it.
     """
-    storage = file_storage()
+    storage, name = file_storage(), f"{_BLOBS}/{blob[:2]}/{blob}"
     with _reaching("storing a blob"):
         if not storage.exists(name):
             storage.save(name, ContentFile(read(), name=name))
@@ -188,7 +210,7 @@ def stored_copies_delete(source_files: Iterable[str]) -> int:
     needed, one for the sizes, the deletions in batches.
     """
     names = {source_file: name for source_file in set(source_files)
-             if (name := stored_name(source_file)) and name.startswith("uploads/")}  # Git blobs stay
+             if (name := stored_name(source_file)) and name.startswith(("uploads/", f"{_BLOBS}/"))}
     if not names:
         return 0
     Status = IndexingJobItem.Status

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 import lzma
+import os
 import re
 import struct
 import uuid
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -30,10 +31,38 @@ from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, quota_hold,
 logger = logging.getLogger(__name__)
 
 
-def _files_under(root: Path) -> Iterable[Path]:
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts):
-            yield path
+LINK_SKIPPED = "a symbolic link: links are never followed (only the folder's own files are read)"
+
+
+@dataclass(frozen=True)
+class FolderContents:
+    files: dict[str, Path]  # relative POSIX path -> regular file, in path order
+    links: list[str]  # relative paths of symbolic links (to files or folders), left unread
+
+
+def folder_walk(root: Path, select: Callable[[str], bool] | None = None) -> FolderContents:
+    """The regular files under `root` that `select` takes; hidden files and folders are not even entered.
+
+    A link is listed, never followed: whoever may write into a folder could otherwise point a link at
+    anything the worker can read (/proc/self/environ, DATA_DIR/secret_key, another workspace's upload).
+    A link to a file inside the folder loses nothing, as that file is read under its own name. A hard
+    link is the file itself and is read (the kernel's protected_hardlinks lets nobody link a file they
+    cannot already read and write).
+    """
+    files, links = {}, []
+    for folder, subfolders, names in os.walk(root):  # followlinks=False: a linked folder is never entered
+        linked = [name for name in subfolders if Path(folder, name).is_symlink()]
+        subfolders[:] = [name for name in subfolders if not name.startswith(".") and name not in linked]
+        for name in [*linked, *names]:
+            path = Path(folder, name)
+            relative = path.relative_to(root).as_posix()
+            if name.startswith(".") or (select is not None and not select(relative)):
+                continue
+            if path.is_symlink():
+                links.append(relative)
+            elif path.is_file():  # not a link: a regular file, never a pipe or a device
+                files[relative] = path
+    return FolderContents(files=dict(sorted(files.items())), links=sorted(links))
 
 
 def indexing_job_create(
@@ -52,15 +81,18 @@ def indexing_job_create(
     """
     files: list[Path] = []
     folders: list[Path] = []
+    links: list[Path] = []  # inside a folder given: skipped, by name
     shown: dict[Path, str] = {}  # what pages show: the path inside the folder given, a lone file's name
     for given in paths:
-        resolved = given.expanduser().resolve()
+        resolved = given.expanduser().resolve()  # a path named by the operator is followed; links inside, never
         if resolved.is_dir():
             folders.append(resolved)
-            under = [path for path in _files_under(resolved)
-                     if select is None or select(path.relative_to(resolved).as_posix())]
-            files.extend(under)
-            shown.update({path: path.relative_to(resolved).as_posix() for path in under})
+            contents = folder_walk(resolved, select)
+            files.extend(contents.files.values())
+            shown.update({path: relative for relative, path in contents.files.items()})
+            for relative in contents.links:
+                links.append(resolved / relative)
+                shown[resolved / relative] = relative
         elif resolved.is_file():
             files.append(resolved)
             shown[resolved] = resolved.name
@@ -82,6 +114,10 @@ def indexing_job_create(
                             status=IndexingJobItem.Status.UNCHANGED, document=document,
                             chunk_count=document.chunk_count, started_at=now, finished_at=now)
             for path in files
+        ) + IndexingJobItem.objects.bulk_create(
+            IndexingJobItem(job=job, path=str(link), display_path=shown[link], source_file=str(link),
+                            status=IndexingJobItem.Status.SKIPPED, error=LINK_SKIPPED, started_at=now, finished_at=now)
+            for link in links
         )
         documents_show_paths({item.document_id: item.display_path for item in items if item.document_id})
         archived = 0

@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from rag.models import Source, SourceFile
 from rag.progress import job_summary
-from rag.sources import SourceError, location_shown, source_sync
+from rag.sources import SourceError, location_shown, source_check, source_sync_request
+
+
+class SourceAdminForm(forms.ModelForm):
+    """Adding and editing a source in the admin go through `source add`'s own check (rag.sources.source_check)."""
+
+    class Meta:
+        model = Source
+        fields = "__all__"
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            data["location"] = source_check(
+                name=data["name"], kind=data["kind"], location=data["location"], branch=data.get("branch", ""),
+                tags_pattern=data.get("tags_pattern", ""), every_minutes=data["every_minutes"], watch=data["watch"])
+        except SourceError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return data
 
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
+    form = SourceAdminForm
     list_display = ("name", "workspace", "kind", "where", "every_minutes", "watch", "last_sync_at", "last_result")
     list_filter = ("kind", "workspace")
     search_fields = ("name", "location")
@@ -33,13 +55,13 @@ class SourceAdmin(admin.ModelAdmin):
 
     @admin.action(description="Sync now", permissions=["change"])
     def sync_now(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
-        for source in queryset:
+        for source in queryset.select_related("last_job"):
             try:
-                job = source_sync(source_id=source.pk, created_by=request.user)
+                source_sync_request(source=source, user=request.user)
             except SourceError as exc:
                 self.message_user(request, f"{source.name}: {exc}", messages.ERROR)
             else:
-                self.message_user(request, f"{source.name}: job {job.pk} queued")
+                self.message_user(request, f"{source.name}: sync queued")
 
 
 @admin.register(SourceFile)

@@ -6,8 +6,10 @@ Git location is shown, and the watcher of folders.
 
 from rag.sources.git import location_shown
 from rag.sources.selectors import changes_text, source_get, source_list, source_row
-from rag.sources.services import SourceError, source_add, source_remove, source_sync
+from rag.sources.services import (
+    SourceError, source_add, source_check, source_remove, source_sync, source_sync_request,
+)
 from rag.sources.watch import sources_watch, watched_folders
 
-__all__ = ["SourceError", "changes_text", "location_shown", "source_add", "source_get", "source_list",
-           "source_remove", "source_row", "source_sync", "sources_watch", "watched_folders"]
+__all__ = ["SourceError", "changes_text", "location_shown", "source_add", "source_check", "source_get", "source_list",
+           "source_remove", "source_row", "source_sync", "source_sync_request", "sources_watch", "watched_folders"]

@@ -8,32 +8,18 @@ everything.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from django.db import transaction
 
 from rag.models import Document, IndexingJob, Source
-from rag.uploads import indexing_job_create
+from rag.uploads import folder_walk, indexing_job_create
 from rag.sources.selection import path_selector
 from rag.storage import file_hash
 
 
 class SourcePaused(Exception):
     """The source cannot sync now; the message says why and what brings it back."""
-
-
-def folder_files(root: Path, selected) -> dict[str, Path]:
-    """Relative POSIX path -> file, for the files a sync takes (hidden folders are not even entered)."""
-    files = {}
-    for folder, subfolders, names in os.walk(root):
-        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
-        for name in names:
-            path = Path(folder, name)
-            relative = path.relative_to(root).as_posix()
-            if selected(relative) and path.is_file():
-                files[relative] = path
-    return files
 
 
 def folder_sync_job(*, source: Source, enqueue: bool, created_by=None) -> tuple[IndexingJob, dict]:
@@ -43,7 +29,7 @@ def folder_sync_job(*, source: Source, enqueue: bool, created_by=None) -> tuple[
         raise SourcePaused(f"the folder {source.location} is gone (deleted or unmounted): syncing paused, nothing "
                            "archived; the next sync resumes once it is back")
     selected = path_selector(include=source.include, exclude=source.exclude)
-    files = folder_files(root, selected)
+    files = folder_walk(root, selected).files
     held = Document.objects.filter(workspace=source.workspace, path__startswith=f"{root}/", archived=False)
     if not files and held.exists():
         raise SourcePaused(f"the folder {source.location} is empty while {held.count()} document(s) came from it "

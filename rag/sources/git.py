@@ -2,9 +2,8 @@
 
 A local repository is read where it is; a clone URL is fetched into a bare mirror under DATA_DIR, whose
 branches and tags follow the remote's exactly (a force push moves them back, a deleted tag goes).
-Credentials come from the environment (GIT_SOURCE_USERNAME / GIT_SOURCE_PASSWORD) or git's own set-up
-(`git credential fill`: its helpers and store; ssh keys), never from the stored location, and never reach
-a log line.
+Credentials are bound to hosts (GIT_SOURCE_CREDENTIALS, or git's own `git credential fill`, asked per host;
+ssh keys), go over HTTPS only, never come from the stored location, and never reach a log line.
 """
 
 from __future__ import annotations
@@ -12,9 +11,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import socket
 import stat
 import subprocess
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +28,7 @@ from dulwich.client import get_transport_and_path
 from dulwich.errors import NotGitRepository
 from dulwich.graph import can_fast_forward
 from dulwich.objects import Commit, Tag
+from dulwich.refs import check_ref_format
 from dulwich.repo import Repo
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:owner/repo.git
@@ -59,7 +63,7 @@ def location_shown(location: str) -> str:
 def location_check(location: str) -> None:
     """Refuse a URL that carries a password: it would be stored in plain text."""
     if "://" in location and urlsplit(location).password:
-        raise GitSourceError("the URL carries a password; give it through GIT_SOURCE_PASSWORD or git's "
+        raise GitSourceError("the URL carries a password; give it through GIT_SOURCE_CREDENTIALS or git's "
                              "credential helper instead, never in the source's settings")
 
 
@@ -79,17 +83,46 @@ def repository_open(*, location: str, mirror: Path) -> Repo:
     return repo
 
 
+class _FetchTimeout(Exception):
+    def __str__(self) -> str:
+        return f"no complete answer within GIT_SOURCE_FETCH_TIMEOUT_SECONDS ({settings.GIT_SOURCE_FETCH_TIMEOUT_SECONDS} s)"
+
+
+@contextmanager
+def _fetch_deadline(seconds: int) -> Iterator[None]:
+    """A remote that stalls or trickles must not hold a worker: every socket read waits at most `seconds`, and in
+    the main thread (a worker's task, a command) an alarm ends the whole fetch after `seconds`."""
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(seconds)
+    alarmed = threading.current_thread() is threading.main_thread()
+    if alarmed:
+        def expire(signum, frame):
+            raise _FetchTimeout
+        handler = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        if alarmed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, handler)
+        socket.setdefaulttimeout(previous)
+
+
 def _fetch(repo: Repo, location: str) -> None:
     shown = location_shown(location)
     try:
         username, password = credentials_for(location)
         client, remote_path = get_transport_and_path(location, username=username, password=password)
-        result = client.fetch(remote_path, repo, determine_wants=_wants(repo))
-    except Exception as exc:  # network, protocol, authentication: the remote is unusable this time, nothing else
+        with _fetch_deadline(settings.GIT_SOURCE_FETCH_TIMEOUT_SECONDS):
+            result = client.fetch(remote_path, repo, determine_wants=_wants(repo))
+    except Exception as exc:  # network, protocol, authentication, time: the remote is unusable this time, nothing else
         reason = str(exc).replace(location, shown)[:300] or type(exc).__name__
         raise GitSourceError(f"cannot fetch {shown}: {reason}") from None
+    # A name git itself would refuse ("a..b", "x.lock") is left out: a remote cannot break the mirror with one.
     remote = {name: sha for name, sha in result.refs.items()
-              if name.startswith((_HEADS, _TAGS)) and not name.endswith(b"^{}") and sha is not None}
+              if name.startswith((_HEADS, _TAGS)) and not name.endswith(b"^{}") and sha is not None
+              and check_ref_format(name)}
     for name in [n for n in repo.refs.allkeys() if n.startswith((_HEADS, _TAGS))]:
         if name not in remote:
             repo.refs.remove_if_equals(name, None)  # gone upstream: gone here
@@ -101,17 +134,23 @@ def _fetch(repo: Repo, location: str) -> None:
 
 
 def credentials_for(location: str) -> tuple[str | None, str | None]:
-    """HTTPS credentials: the environment's, else what git's credential set-up (helpers, the store) gives.
+    """HTTPS credentials for the URL's own host: GIT_SOURCE_CREDENTIALS' entry, else git's credential set-up.
 
-    `git credential fill` runs without a terminal, so a missing credential is a clear failure of the
+    A credential goes only to the host it is bound to, and never over plain http:// (anyone on the path would
+    read it). `git credential fill` runs without a terminal, so a missing credential is a clear failure of the
     fetch, never a prompt; ssh URLs use ssh's own keys and agent.
     """
-    if settings.GIT_SOURCE_USERNAME or settings.GIT_SOURCE_PASSWORD:
-        return settings.GIT_SOURCE_USERNAME or None, settings.GIT_SOURCE_PASSWORD or None
     parts = urlsplit(location) if "://" in location else None
-    if parts is None or parts.scheme not in ("http", "https") or shutil.which("git") is None:
-        return parts.username if parts else None, None
-    asked = f"protocol={parts.scheme}\nhost={parts.netloc.rsplit('@', 1)[-1]}\n"
+    if parts is None or parts.scheme != "https":
+        return (parts.username if parts else None), None
+    host = (parts.hostname or "").lower()
+    bound = settings.GIT_SOURCE_CREDENTIALS
+    entry = (parts.port and bound.get(f"{host}:{parts.port}")) or bound.get(host)
+    if entry:
+        return entry.get("username") or parts.username, entry.get("password")
+    if shutil.which("git") is None:
+        return parts.username, None
+    asked = f"protocol=https\nhost={parts.netloc.rsplit('@', 1)[-1]}\n"
     asked += f"username={parts.username}\n" if parts.username else ""
     try:
         answer = subprocess.run(["git", "credential", "fill"], input=asked + "\n", capture_output=True, text=True,
@@ -163,7 +202,11 @@ def tree_files(repo: Repo, commit: str, *, select: Callable[[str], bool]) -> dic
     """path -> blob sha of the regular files in the commit's tree that `select` takes (no symlinks, no submodules)."""
     tree = repo[commit.encode()].tree
     files = {}
-    for entry in repo.object_store.iter_tree_contents(tree):
+    limit = settings.GIT_SOURCE_MAX_TREE_ENTRIES
+    for number, entry in enumerate(repo.object_store.iter_tree_contents(tree), 1):
+        if number > limit:  # counted as the walk goes: a few objects can make a tree of millions of paths
+            raise GitSourceError(f"commit {commit[:10]} holds more than {limit} files (GIT_SOURCE_MAX_TREE_ENTRIES): "
+                                 "not read")
         if entry.mode is None or not stat.S_ISREG(entry.mode):
             continue
         path = entry.path.decode("utf-8", "replace")

@@ -30,7 +30,7 @@ from rag.sources.git import (
     GitSourceError, blob_read, commit_date, fast_forward, location_shown, refs_read, repository_open, tree_files,
 )
 from rag.sources.selection import path_selector
-from rag.storage import stored_blob_save
+from rag.storage import stored_blob_save, stored_copies_delete
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +42,6 @@ def source_document_prefix(source: Source) -> str:
 
 def git_mirror_dir(source: Source) -> Path:
     return Path(settings.DATA_DIR) / "sources" / "mirrors" / f"{source.workspace_id}-{source.pk}.git"
-
-
-def _blob_name(blob: str) -> str:
-    """Where a blob's bytes are staged for the workers, in the file storage (rag.storage): content-addressed,
-    so each blob is written once, and a worker on any machine reads it."""
-    return f"sources/blobs/{blob[:2]}/{blob}"
 
 
 def tags_in_order(repo: Repo, tags: dict[str, str]) -> list[str]:
@@ -152,11 +146,17 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
               or documents[row.document_path].status != Document.Status.INDEXED]
     job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.SYNC, created_by=created_by,
                                      sync_source=source, description=f"{source.name} (Git)")
-    items = []
-    for row in wanted:
-        staged = stored_blob_save(name=_blob_name(row.blob), read=lambda blob=row.blob: blob_read(repo, blob))
-        items.append(IndexingJobItem(job=job, path=row.document_path, display_path=row.file_path,
-                                     source_file=staged, hints=_hints(row, dates, head_date)))
+    items, staged_bytes = [], 0
+    try:
+        for row in wanted:
+            item, size = _item_stage(job=job, repo=repo, row=row, hints=_hints(row, dates, head_date),
+                                     staged_bytes=staged_bytes)
+            items.append(item)
+            staged_bytes += size
+    except GitSourceError:
+        # The sync is rolled back: what it staged is nobody's, unless a document came from it (rag.storage decides).
+        stored_copies_delete(item.source_file for item in items if item.source_file)
+        raise
     IndexingJobItem.objects.bulk_create(items)
     job.archived_count = documents_archive(documents=Document.objects.filter(pk__in=gone))
     job.save(update_fields=["archived_count"])
@@ -166,6 +166,24 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
         ids = [item.pk for item in items]
         transaction.on_commit(lambda: index_send(ids))
     return job, {"queued": len(items), "relabelled": moved, "archived": job.archived_count, "unarchived": len(back)}
+
+
+def _item_stage(*, job: IndexingJob, repo: Repo, row: SourceFile, hints: dict, staged_bytes: int,
+                ) -> tuple[IndexingJobItem, int]:
+    """The row's item and the bytes staged for it: a blob over INGEST_MAX_FILE_BYTES fails alone, unstaged; past
+    GIT_SOURCE_MAX_SYNC_BYTES staged in all, the sync fails (GitSourceError)."""
+    item = IndexingJobItem(job=job, path=row.document_path, display_path=row.file_path, hints=hints)
+    data = blob_read(repo, row.blob)
+    if len(data) > settings.INGEST_MAX_FILE_BYTES:
+        item.status, item.started_at = IndexingJobItem.Status.FAILED, timezone.now()
+        item.finished_at = item.started_at
+        item.error = f"{len(data)} bytes, over INGEST_MAX_FILE_BYTES ({settings.INGEST_MAX_FILE_BYTES}): not read"
+        return item, 0
+    if staged_bytes + len(data) > settings.GIT_SOURCE_MAX_SYNC_BYTES:
+        raise GitSourceError(f"more than {settings.GIT_SOURCE_MAX_SYNC_BYTES} bytes of new files in one sync "
+                             "(GIT_SOURCE_MAX_SYNC_BYTES): nothing queued")
+    item.source_file = stored_blob_save(blob=row.blob, read=lambda: data)
+    return item, len(data)
 
 
 def _relabel(document: Document, hints: dict[str, str]) -> None:

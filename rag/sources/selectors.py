@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -23,9 +26,11 @@ def source_get(*, user, pk: int) -> Source:
         raise Http404("No such source") from None
 
 
-def source_row(source: Source) -> dict:
-    """What `source list --json` prints for one source (the page shows the same)."""
+def source_row(source: Source, *, staff: bool = True) -> dict:
+    """What `source list --json` prints for one source; the page shows the same, its reasons without server paths
+    or Git hosts unless the reader is staff."""
     job = source.last_job
+    shown = (lambda reason: reason) if staff else (lambda reason: reason_for_members(reason, source))
     return {
         "name": source.name,
         "kind": source.kind,
@@ -38,16 +43,28 @@ def source_row(source: Source) -> dict:
         "schedule": f"every {source.every_minutes} min" if source.every_minutes else "on demand",
         "watch": source.watch,
         "paused": source.paused,
-        "paused_reason": source.paused_reason,
+        "paused_reason": shown(source.paused_reason),
         "last_sync_at": source.last_sync_at.isoformat() if source.last_sync_at else None,
         "last_sync": job_summary(job=job) if job else "never synced",
         "last_job_id": job.pk if job else None,
         "last_job_finished": bool(job and job.finished_at),
         "last_changes": source.last_changes,
         "last_changes_text": changes_text(source.last_changes),
-        "last_error": source.last_error,
+        "last_error": shown(source.last_error),
         "tags_read": (source.state or {}).get("order", []),
     }
+
+
+# A URL, an scp-like Git location (git@host:owner/repo) or an absolute path, up to the next space or separator.
+_PLACES = re.compile(r"[a-z][a-z0-9+.-]*://[^\s,;]*|[\w.-]+@[\w.-]+:[^\s,;]*|(?<![\w.])/[^\s,;:()'\"]+")
+WHERE_HIDDEN = "[where: staff see it]"
+
+
+def reason_for_members(reason: str, source: Source) -> str:
+    """Why a sync failed or paused, without where: server paths and Git hosts are for staff."""
+    host = urlsplit(source.location).hostname if "://" in source.location else ""
+    reason = _PLACES.sub(WHERE_HIDDEN, reason)
+    return re.sub(re.escape(host), WHERE_HIDDEN, reason, flags=re.IGNORECASE) if host else reason
 
 
 def changes_text(changes: dict) -> str:

@@ -8,15 +8,18 @@ import shutil
 from datetime import timedelta
 from pathlib import Path
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from rag.models import Document, IndexingJob, Source, Workspace
 from rag.documents import documents_archive
+from rag.jobs import SYNC_SOURCE, task_send
 from rag.sources.folder import SourcePaused, folder_sync_job
 from rag.sources.git import GitSourceError, is_remote, location_check, location_shown
 from rag.sources.git_sync import git_mirror_dir, git_sync_job, source_document_prefix
+from rag.sources.locations import LocationRefused, local_folder, place_check
 
 logger = logging.getLogger(__name__)
 
@@ -27,22 +30,19 @@ class SourceError(Exception):
     """Bad input or a sync that could not start; the message is meant for the person who asked."""
 
 
-def source_add(
-    *, workspace: Workspace, name: str, kind: str, location: str, branch: str = "", tags_pattern: str = "",
-    include: list[str] | None = None, exclude: list[str] | None = None, every_minutes: int = 60, watch: bool = False,
-) -> Source:
-    """A new source, checked but not yet synced (the caller syncs it, or the schedule does)."""
+def source_check(
+    *, name: str, kind: str, location: str, branch: str = "", tags_pattern: str = "", every_minutes: int = 60,
+    watch: bool = False,
+) -> str:
+    """The one check of a source's settings (the page, the admin's add and edit, `source add`): SourceError says
+    what is wrong; returns the location as stored (a local path resolved)."""
     if not _NAME.match(name):
         raise SourceError(f"bad source name {name!r}: letters, digits, '-' and '_' only")
-    if Source.objects.filter(workspace=workspace, name=name).exists():
-        raise SourceError(f"workspace {workspace.slug} already has a source named {name!r}")
     if every_minutes < 0:
         raise SourceError("--every must be 0 (on demand only) or more minutes")
     if kind == Source.Kind.FOLDER:
-        folder = Path(location).expanduser()
-        if not folder.is_dir():
+        if not Path(location).expanduser().is_dir():
             raise SourceError(f"no such folder: {location}")
-        location = str(folder.resolve())
         if branch or tags_pattern:
             raise SourceError("--branch and --tags apply to Git sources only")
     elif kind == Source.Kind.GIT:
@@ -50,12 +50,27 @@ def source_add(
             location_check(location)
         except GitSourceError as exc:
             raise SourceError(str(exc)) from None
-        if not is_remote(location):
-            location = str(Path(location).expanduser().resolve())
         if watch:
             raise SourceError("watching applies to folder sources only")
     else:
         raise SourceError(f"unknown kind {kind!r}: folder or git")
+    try:
+        place_check(kind=kind, location=location)
+    except LocationRefused as exc:
+        raise SourceError(str(exc)) from None
+    local = local_folder(kind=kind, location=location)
+    return str(local) if local is not None and not is_remote(location) else location
+
+
+def source_add(
+    *, workspace: Workspace, name: str, kind: str, location: str, branch: str = "", tags_pattern: str = "",
+    include: list[str] | None = None, exclude: list[str] | None = None, every_minutes: int = 60, watch: bool = False,
+) -> Source:
+    """A new source, checked but not yet synced (the caller syncs it, or the schedule does)."""
+    location = source_check(name=name, kind=kind, location=location, branch=branch, tags_pattern=tags_pattern,
+                            every_minutes=every_minutes, watch=watch)
+    if Source.objects.filter(workspace=workspace, name=name).exists():
+        raise SourceError(f"workspace {workspace.slug} already has a source named {name!r}")
     source = Source.objects.create(
         workspace=workspace, name=name, kind=kind, location=location, branch=branch, tags_pattern=tags_pattern,
         include=list(include or []), exclude=list(exclude or []), every_minutes=every_minutes, watch=watch,
@@ -81,6 +96,24 @@ def source_remove(*, source: Source, archive_documents: bool = False) -> int:
     return archived
 
 
+# How long a queued "Sync now" holds the button: the sync task's hard time limit, so a lost message frees it then.
+_QUEUED_SECONDS = 960
+
+
+def _queued_key(source_id: int) -> str:
+    return f"source-sync-queued:{source_id}"
+
+
+def source_sync_request(*, source: Source, user) -> None:
+    """Queue one sync for a worker ("Sync now" on the page and in the admin): a fetch and a tree walk never run in a
+    web request. SourceError when one is already queued or running: presses pile up nothing."""
+    if source.last_job is not None and source.last_job.finished_at is None:
+        raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
+    if not cache.add(_queued_key(source.pk), user.pk or 0, timeout=_QUEUED_SECONDS):
+        raise SourceError(f"a sync of {source.name} is already queued")
+    transaction.on_commit(lambda: task_send(SYNC_SOURCE, source.pk, user.pk or 0))
+
+
 def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> IndexingJob:
     """Start one sync of the source as an indexing job; SourceError says why none could start.
 
@@ -88,6 +121,7 @@ def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> Ind
     a sync is not started while the previous one's job is still running.
     """
     failure = ""
+    cache.delete(_queued_key(source_id))  # whoever asked is served by this sync
     with transaction.atomic():
         source = Source.objects.select_for_update(of=("self",)).select_related("workspace", "last_job") \
             .filter(pk=source_id).first()
@@ -98,11 +132,12 @@ def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> Ind
         now = timezone.now()
         try:
             with transaction.atomic():  # a savepoint: a sync that cannot start leaves nothing half-written
+                place_check(kind=source.kind, location=source.location)  # settings or links may have moved since
                 if source.kind == Source.Kind.GIT:
                     job, changes = git_sync_job(source=source, enqueue=enqueue, created_by=created_by)
                 else:
                     job, changes = folder_sync_job(source=source, enqueue=enqueue, created_by=created_by)
-        except (SourcePaused, GitSourceError) as exc:
+        except (SourcePaused, GitSourceError, LocationRefused) as exc:
             reason, paused = str(exc), isinstance(exc, SourcePaused)
             Source.objects.filter(pk=source.pk).update(
                 last_sync_at=now, last_error=reason[:2000], paused_reason=reason[:500] if paused else "")

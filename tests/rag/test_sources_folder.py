@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
-from rag.models import Document, IndexingJobItem, Source
+from rag.jobs.run import job_item_run
+from rag.models import Document, IndexingJob, IndexingJobItem, Source
 from rag.sources.services import SourceError, source_add, source_sync
+from rag.uploads import job_retry_create
 from tests.rag.source_support import encoded, sync_here
 
 
@@ -147,3 +151,72 @@ def test_bad_input_is_refused_with_a_reason(workspace, folder):
     with pytest.raises(SourceError, match="password"):
         source_add(workspace=workspace, name="g", kind="git", location="https://bob:secret@example.com/docs.git")
     assert not Source.objects.exists()
+
+
+SECRET = "Kestrel-4411 is the database password"
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """What the worker may read but no source should: a file and a folder beside the share."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "secret.md").write_text(f"# Secret\n\n{SECRET}.\n")
+    return tmp_path / "private"
+
+
+def _quoted_anywhere(workspace, text: str) -> bool:
+    return any(text in chunk_text for chunk_text in Document.objects.filter(workspace=workspace)
+               .values_list("chunks__text", flat=True) if chunk_text)
+
+
+def test_links_are_never_followed_and_the_job_names_each_one(source, workspace, folder, outside, settings):
+    uploads = Path(settings.MEDIA_ROOT) / "uploads" / "other-workspace"
+    uploads.mkdir(parents=True, exist_ok=True)
+    (uploads / "their-upload.md").write_text(f"# Theirs\n\n{SECRET} too.\n")
+    (folder / "notes.md").symlink_to(outside / "secret.md")  # a file outside
+    (folder / "linked").symlink_to(outside)  # a folder outside
+    (folder / "theirs.md").symlink_to(uploads / "their-upload.md")  # another workspace's stored copy
+    (folder / "guide-again.md").symlink_to(folder / "guide.md")  # inside: read under its own name anyway
+    (folder / "ops" / "up.md").symlink_to("../../private/secret.md")  # relative, through ..
+
+    job = sync_here(source.pk)
+    skipped = dict(job.items.filter(status=IndexingJobItem.Status.SKIPPED).values_list("display_path", "error"))
+    assert set(skipped) == {"notes.md", "linked", "theirs.md", "guide-again.md", "ops/up.md"}
+    assert all("symbolic link" in reason for reason in skipped.values())
+    assert not _quoted_anywhere(workspace, "Kestrel-4411")
+    assert _active_paths(workspace) == {"guide.md", "ops/runbook.md", "ops/notes.md"}
+    assert (uploads / "their-upload.md").is_file()  # never taken for a copy of ours, so never deleted
+
+    retried = job_retry_create(job=job)  # a retry reads where the item points: still not through a link
+    for item_id in retried.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id, merge_inline=True)
+    assert not _quoted_anywhere(workspace, "Kestrel-4411")
+    assert set(retried.items.values_list("status", flat=True)) <= {IndexingJobItem.Status.FAILED,
+                                                                    IndexingJobItem.Status.SKIPPED}
+
+
+def test_a_file_swapped_for_a_link_after_the_walk_is_not_read(source, workspace, folder, outside):
+    job = source_sync(source_id=source.pk, enqueue=False)
+    (folder / "guide.md").unlink()
+    (folder / "guide.md").symlink_to(outside / "secret.md")
+    for item_id in job.items.filter(status=IndexingJobItem.Status.QUEUED).values_list("pk", flat=True):
+        job_item_run(item_id=item_id, merge_inline=True)
+    failed = job.items.get(display_path="guide.md")
+    assert failed.status == IndexingJobItem.Status.FAILED and "symbolic link" in failed.error
+    assert not _quoted_anywhere(workspace, "Kestrel-4411")
+
+
+def test_a_hard_link_is_the_file_itself_and_is_read(source, workspace, folder, outside):
+    """The chosen lesser case: a hard link cannot be told from the folder's own file; protected_hardlinks keeps
+    anyone from linking a file they could not already read and write."""
+    os.link(outside / "secret.md", folder / "hard.md")
+    sync_here(source.pk)
+    assert "hard.md" in _active_paths(workspace)
+
+
+def test_ingest_of_a_folder_skips_its_links_too(workspace, folder, outside):
+    (folder / "notes.md").symlink_to(outside / "secret.md")
+    call_command("ingest", str(folder / "ops" / ".."), "--workspace", workspace.slug, "--sync", verbosity=0)
+    job = IndexingJob.objects.get(workspace=workspace)
+    assert job.items.get(display_path="notes.md").status == IndexingJobItem.Status.SKIPPED
+    assert not _quoted_anywhere(workspace, "Kestrel-4411")

@@ -149,7 +149,7 @@ def test_a_deleted_tag_archives_the_blobs_only_it_held(source, workspace, repo):
 
 
 def test_a_password_in_the_url_is_refused_and_credentials_never_logged(workspace, caplog, settings):
-    settings.GIT_SOURCE_USERNAME, settings.GIT_SOURCE_PASSWORD = "bot", "s3cret-token"
+    settings.GIT_SOURCE_CREDENTIALS = {"127.0.0.1": {"username": "bot", "password": "s3cret-token"}}
     with pytest.raises(SourceError, match="password"):
         source_add(workspace=workspace, name="g", kind="git", location="https://bot:pw@127.0.0.1:9/docs.git")
     source = source_add(workspace=workspace, name="g", kind="git", location="https://bot@127.0.0.1:9/docs.git")
@@ -159,19 +159,24 @@ def test_a_password_in_the_url_is_refused_and_credentials_never_logged(workspace
     assert "s3cret" not in caplog.text and "s3cret" not in source.last_error and "bot@" not in source.last_error
 
 
-def test_https_credentials_come_from_the_environment_else_from_gits_credential_store(tmp_path, monkeypatch,
-                                                                                    settings):
-    from rag.sources.git import credentials_for
-
-    settings.GIT_SOURCE_USERNAME, settings.GIT_SOURCE_PASSWORD = "bot", "env-token"
-    assert credentials_for("https://git.example.com/docs.git") == ("bot", "env-token")
-    settings.GIT_SOURCE_USERNAME = settings.GIT_SOURCE_PASSWORD = ""
+def _credential_store(tmp_path, monkeypatch, *entries: str) -> None:
+    """git's own credential store, holding `entries`, as the only git configuration the test sees."""
     store = tmp_path / "credentials"
-    store.write_text("https://ci:store-token@git.example.com\n")
+    store.write_text("".join(f"{entry}\n" for entry in entries))
     config = tmp_path / "gitconfig"
     config.write_text(f"[credential]\n\thelper = store --file={store}\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+def test_https_credentials_come_from_the_hosts_entry_else_from_gits_credential_store(tmp_path, monkeypatch,
+                                                                                    settings):
+    from rag.sources.git import credentials_for
+
+    settings.GIT_SOURCE_CREDENTIALS = {"git.example.com": {"username": "bot", "password": "env-token"}}
+    assert credentials_for("https://git.example.com/docs.git") == ("bot", "env-token")
+    settings.GIT_SOURCE_CREDENTIALS = {}
+    _credential_store(tmp_path, monkeypatch, "https://ci:store-token@git.example.com")
     assert credentials_for("https://git.example.com/docs.git") == ("ci", "store-token")
     assert credentials_for("https://other.example.com/docs.git") == (None, None)  # no prompt, no credential
 
@@ -185,3 +190,46 @@ def test_a_tag_older_than_those_read_becomes_the_first_tag_of_its_blobs(source, 
     assert (old_guide.version_label, old_guide.version_source) == ("0.9", "git_tag")
     assert job.items.count() == 0 and old_guide.path.startswith("git/docs/v0.9/")
     assert SourceFile.objects.get(source=source, document_path=old_guide.path).tags == ["v0.9", "v1.0", "v1.1"]
+
+
+def test_credentials_go_only_to_their_host_and_never_over_plain_http(tmp_path, monkeypatch, settings):
+    from rag.sources.git import credentials_for
+
+    settings.GIT_SOURCE_CREDENTIALS = {"git.example.com": {"username": "bot", "password": "tok"},
+                                       "git.example.com:8443": {"username": "ci", "password": "other"}}
+    _credential_store(tmp_path, monkeypatch, "http://ci:store-token@git.example.com",
+                      "http://ci:store-token@plain.example.com")
+    assert credentials_for("https://GIT.example.com/docs.git") == ("bot", "tok")
+    assert credentials_for("https://git.example.com:8443/docs.git") == ("ci", "other")
+    assert credentials_for("https://evil.example.net/docs.git") == (None, None)  # another host gets nothing
+    assert credentials_for("https://git.example.com.evil.example.net/docs.git") == (None, None)
+    assert credentials_for("http://git.example.com/docs.git") == (None, None)  # plain HTTP: not even the store's
+    assert credentials_for("http://plain.example.com/docs.git") == (None, None)
+    assert credentials_for("http://bob@git.example.com/docs.git") == ("bob", None)
+
+
+def test_a_remote_ref_with_a_name_git_refuses_is_left_out_not_a_crash(source, workspace, repo, tmp_path,
+                                                                        monkeypatch):
+    import rag.sources.git as git_module
+
+    remote = tmp_path / "remote.git"
+    repo.git("clone", "-q", "--bare", str(repo.path), str(remote))
+    real = git_module.get_transport_and_path
+
+    def advertising_a_bad_name(location, **kwargs):
+        client, path = real(location, **kwargs)
+        fetch = client.fetch
+
+        def fetched(*args, **fetch_kwargs):
+            result = fetch(*args, **fetch_kwargs)
+            result.refs[b"refs/tags/v9..0"] = result.refs[b"refs/heads/main"]  # what a hostile server may send
+            return result
+        client.fetch = fetched
+        return client, path
+
+    monkeypatch.setattr(git_module, "get_transport_and_path", advertising_a_bad_name)
+    Source.objects.filter(pk=source.pk).update(location=f"file://{remote}")
+    job = sync_here(source.pk)
+    source.refresh_from_db()
+    assert not source.last_error and job.items.exists()
+    assert "v9..0" not in source.state["tags"]

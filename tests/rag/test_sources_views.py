@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from rag.models import IndexingJob, Source
@@ -33,15 +34,15 @@ def test_members_see_their_sources_and_sync_them_now(logged_in_client, workspace
 
     with django_capture_on_commit_callbacks(execute=False):
         response = logged_in_client.post(f"/documents/sources/{source.pk}/sync/")
-    job = IndexingJob.objects.get(sync_source=source)
-    assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/"
+    assert response.status_code == 302 and response["Location"] == "/documents/sources/"
     assert logged_in_client.post(f"/documents/sources/{other.pk}/sync/").status_code == 404
 
     again = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", follow=True)
-    assert b"still syncing" in again.content  # the first job has not run: one sync at a time
+    assert b"already queued" in again.content  # the first has not run: one sync at a time
 
 
-def test_only_staff_add_sources_and_bad_input_is_a_400_with_the_reason(client, workspace, share, user):
+def test_only_users_allowed_to_add_sources_add_them_and_bad_input_is_a_400_with_the_reason(client, workspace, share,
+                                                                                          user):
     client.force_login(user)
     form = {"name": "share", "kind": "folder", "location": str(share), "every_minutes": "30"}
     client.post("/documents/sources/", form)
@@ -49,6 +50,13 @@ def test_only_staff_add_sources_and_bad_input_is_a_400_with_the_reason(client, w
 
     staff = UserFactory(is_staff=True)
     workspace.members.add(staff)
+    client.force_login(staff)
+    refused = client.post("/documents/sources/", form, follow=True)  # staff alone is not enough
+    assert not Source.objects.exists() and b"Only staff allowed to add sources" in refused.content
+    assert b"Add a source" not in refused.content
+
+    staff.user_permissions.add(Permission.objects.get(codename="add_source"))
+    staff = UserFactory._meta.model.objects.get(pk=staff.pk)  # permissions are cached on the instance
     client.force_login(staff)
     bad = client.post("/documents/sources/", {**form, "location": str(share / "missing")})
     assert bad.status_code == 400 and b"no such folder" in bad.content
@@ -76,10 +84,31 @@ def test_the_schedule_syncs_what_is_due_and_beat_runs_it(workspace, share, djang
     assert schedule["task"] == sync_due_sources.name == "rag.sources.tasks.sync_due_sources"
 
 
-def test_admin_lists_sources_and_syncs_them(staff_client, workspace, share, django_capture_on_commit_callbacks):
+def test_admin_lists_sources_and_syncs_them(staff_client, staff_user, workspace, share,
+                                            django_capture_on_commit_callbacks, monkeypatch):
     source = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
     assert b"never synced" in staff_client.get("/admin/rag/source/").content
-    with django_capture_on_commit_callbacks(execute=False):
+    sent = []
+    monkeypatch.setattr("rag.sources.services.task_send", lambda name, *ids: sent.append(ids))
+    with django_capture_on_commit_callbacks(execute=True):
         staff_client.post("/admin/rag/source/", {"action": "sync_now", "_selected_action": [source.pk]})
-    assert IndexingJob.objects.filter(sync_source=source).count() == 1
+    assert sent == [(source.pk, staff_user.pk)]  # queued for a worker, as the page's button
     assert staff_client.get(f"/admin/rag/source/{source.pk}/change/").status_code == 200
+
+
+def test_members_read_why_a_sync_failed_but_not_where_staff_read_all(client, workspace, share, user, tmp_path):
+    folder = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    remote = source_add(workspace=workspace, name="remote", kind="git", location="https://git.internal.example/d.git")
+    Source.objects.filter(pk=folder.pk).update(paused_reason=f"the folder {share} is gone (deleted or unmounted)")
+    Source.objects.filter(pk=remote.pk).update(
+        last_error="cannot fetch https://git.internal.example/d.git: Failed to resolve 'git.internal.example'")
+    client.force_login(user)
+    page = client.get("/documents/sources/").content.decode()
+    assert "is gone" in page and "cannot fetch" in page
+    assert str(share) not in page and "git.internal.example" not in page and str(tmp_path) not in page
+
+    staff = UserFactory(is_staff=True)
+    workspace.members.add(staff)
+    client.force_login(staff)
+    page = client.get("/documents/sources/").content.decode()
+    assert f"the folder {share} is gone" in page and "Failed to resolve &#x27;git.internal.example&#x27;" in page

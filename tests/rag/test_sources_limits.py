@@ -1,0 +1,96 @@
+"""What one sync may cost: "Sync now" only queues (one at a time), and a Git sync stops at its limits with the
+reason: tree entries (a Git bomb), blob size, bytes staged in all, a remote that never answers."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+
+from rag.models import IndexingJob, IndexingJobItem, Source
+from rag.sources.services import SourceError, source_add, source_sync
+from rag.sources.tasks import sync_source
+from tests.rag.source_support import GitRepo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    repo = GitRepo(tmp_path / "docs-repo")
+    run = uuid.uuid4().hex  # blobs are stored by content: each test's are its own
+    repo.commit({"docs/guide.md": f"# Guide\n\nPort 8080. {run}\n", "docs/faq.md": f"# FAQ\n\nAsk. {run}\n",
+                 "docs/limits.md": f"# Limits {run}\n\n" + "x" * 4000 + "\n"})
+    repo.tag("v1.0")
+    return repo
+
+
+@pytest.fixture
+def source(workspace, repo):
+    return source_add(workspace=workspace, name="docs", kind=Source.Kind.GIT, location=str(repo.path))
+
+
+def _blobs() -> set[Path]:
+    folder = Path(django_settings.MEDIA_ROOT) / "sources" / "blobs"
+    return {path for path in folder.rglob("*") if path.is_file()} if folder.is_dir() else set()
+
+
+def test_sync_now_only_queues_and_presses_pile_up_nothing(logged_in_client, workspace, source, user,
+                                                         django_capture_on_commit_callbacks, monkeypatch):
+    sent = []
+    monkeypatch.setattr("rag.sources.services.task_send", lambda name, *ids: sent.append((name, *ids)))
+    with django_capture_on_commit_callbacks(execute=True):
+        first = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", follow=True)
+        again = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", follow=True)
+    assert b"sync queued" in first.content and b"already queued" in again.content
+    assert sent == [(sync_source.name, source.pk, user.pk)]
+    assert not IndexingJob.objects.exists()  # no fetch, no tree walk in the web request
+
+    job_id = sync_source(*sent[0][1:])  # what the worker does; it frees the button
+    assert IndexingJob.objects.get(pk=job_id).created_by == user
+    IndexingJob.objects.filter(pk=job_id).update(finished_at=IndexingJob.objects.get(pk=job_id).created_at)
+    with django_capture_on_commit_callbacks(execute=True):
+        logged_in_client.post(f"/documents/sources/{source.pk}/sync/")
+    assert len(sent) == 2
+
+
+def test_a_tree_past_the_entry_limit_fails_the_sync_with_the_reason(source, settings):
+    settings.GIT_SOURCE_MAX_TREE_ENTRIES = 2
+    with pytest.raises(SourceError, match="GIT_SOURCE_MAX_TREE_ENTRIES"):
+        source_sync(source_id=source.pk, enqueue=False)
+    source.refresh_from_db()
+    assert "more than 2 files" in source.last_error and not IndexingJob.objects.exists()
+
+
+def test_a_blob_over_the_file_limit_fails_alone_and_is_never_staged(source, settings):
+    settings.INGEST_MAX_FILE_BYTES = 1000
+    before = _blobs()
+    job = source_sync(source_id=source.pk, enqueue=False)
+    failed = job.items.get(display_path="docs/limits.md")
+    assert failed.status == IndexingJobItem.Status.FAILED and "INGEST_MAX_FILE_BYTES" in failed.error
+    assert failed.source_file == "" and len(_blobs() - before) == 2
+
+
+def test_bytes_past_the_sync_limit_fail_it_and_what_it_staged_is_deleted(source, settings):
+    settings.GIT_SOURCE_MAX_SYNC_BYTES = 3000
+    before = _blobs()
+    with pytest.raises(SourceError, match="GIT_SOURCE_MAX_SYNC_BYTES"):
+        source_sync(source_id=source.pk, enqueue=False)
+    assert _blobs() == before and not IndexingJobItem.objects.exists()
+
+
+def test_a_remote_that_accepts_and_never_answers_fails_the_sync_in_time(workspace, settings):
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+    settings.GIT_SOURCE_FETCH_TIMEOUT_SECONDS = 1
+    port = listener.getsockname()[1]
+    source = source_add(workspace=workspace, name="stalls", kind="git", location=f"git://127.0.0.1:{port}/docs.git")
+    started = time.monotonic()
+    with pytest.raises(SourceError, match="cannot fetch"):
+        source_sync(source_id=source.pk, enqueue=False)
+    assert time.monotonic() - started < 10
+    listener.close()
