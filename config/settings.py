@@ -339,7 +339,7 @@ DEMO_TRIAL_DAYS = env.int("DEMO_TRIAL_DAYS", default=30)
 ANSWER_MAX_UNITS = env.int("ANSWER_MAX_UNITS", default=3)
 ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.85)
 # Below this score (0.7 x encoder cosine + 0.3 x the question's rare terms found) no statement answers:
-# the answer abstains. Calibrated on make eval's questions against off-topic ones (README).
+# the answer abstains. Calibrated on make eval's questions against off-topic ones (docs/development.md).
 ANSWER_RELEVANCE_FLOOR = env.float("ANSWER_RELEVANCE_FLOOR", default=0.30)
 # A statement of a superseded or retired passage scores this much of its value: the current one leads.
 ANSWER_STALE_FACTOR = env.float("ANSWER_STALE_FACTOR", default=0.9)
