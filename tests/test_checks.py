@@ -26,6 +26,11 @@ def test_every_import_is_declared_and_every_declaration_imported():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_the_code_passes_the_lint():
+    done = _run(str(BIN / "ruff"), "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_the_lock_pins_every_dependency_at_the_version_pyproject_names():
     """A pin changed in pyproject.toml without `make lock` would install the old version."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
