@@ -4,14 +4,16 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench eval eval-real eval-scale eval-lineage eval-git eval-siblings eval-variants install clean-data
+.PHONY: run test check lock bench eval eval-real eval-scale eval-lineage eval-git eval-siblings eval-variants install clean-data
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev]'
+# Every package at the version requirements.lock names, then Docent itself on top of them (docs/development.md).
+$(STAMP): pyproject.toml requirements.lock | $(PY)
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,6 +24,15 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The checks .ci/run makes before the suite: imports match declared dependencies, and the lint.
+check: $(STAMP)
+	$(VENV)/bin/deptry .
+
+# requirements.lock again from pyproject.toml, after a dependency changed there (docs/development.md).
+lock: $(STAMP)
+	$(VENV)/bin/pip-compile --quiet --extra dev --strip-extras --no-emit-index-url --no-emit-find-links \
+		--output-file requirements.lock pyproject.toml
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py

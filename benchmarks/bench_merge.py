@@ -39,7 +39,7 @@ import sys
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC
 from pathlib import Path
 
 from _setup import django_setup, peak_rss_mb
@@ -198,7 +198,7 @@ def shared_chunk_case(documents: int) -> int:
     with transaction.atomic():
         rows = Document.objects.bulk_create(
             Document(workspace=workspace, path=f"/shared/{n}.md", title=f"Page {n}", format="markdown",
-                     chunk_count=2, indexed_at=datetime(2026, 1, 1, tzinfo=dt_timezone.utc) + timedelta(minutes=n))
+                     chunk_count=2, indexed_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n))
             for n in range(documents))
         own = [f"Page {n} explains setting number {n} of the {n % 97} subsystem in its own words." for n in range(documents)]
         own_vectors = encoder.encode(own)
@@ -301,7 +301,7 @@ def main() -> int:
 
     print("\n| chunks | rebuild wall s | CPU s | chunks/s | incremental chunks/s | precision | recall |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    for size, chunks, seconds, precision, recall, incremental, cpu in rows:
+    for _size, chunks, seconds, precision, recall, incremental, cpu in rows:
         inc = f"{chunks / incremental:.0f}" if incremental else "—"
         print(f"| {chunks:,} | {seconds:.1f} | {cpu:.1f} | {chunks / seconds:.0f} | {inc} | {precision:.4f} "
               f"| {recall:.4f} |")

@@ -26,7 +26,6 @@ import random
 import shutil
 import sys
 import time
-from pathlib import Path
 
 from _setup import ROOT, django_setup
 

@@ -71,7 +71,7 @@ class Machines:
         self.workers = [PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL, data_dir=data_dir,
                                    encoder=encoder, concurrency=1, extra_env=env) for data_dir in dirs[1:]]
 
-    def __enter__(self) -> "Machines":
+    def __enter__(self) -> Machines:
         self.web.wait_ready()
         for worker in self.workers:
             worker.wait_full(timeout=300)

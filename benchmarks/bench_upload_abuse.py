@@ -66,7 +66,7 @@ class DiskWatch:
             self.peak = max(self.peak, sum(_folder_bytes(folder) for folder in self.folders))
             self._stop.wait(0.1)
 
-    def __enter__(self) -> "DiskWatch":
+    def __enter__(self) -> DiskWatch:
         self._thread.start()
         return self
 

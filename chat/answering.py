@@ -105,7 +105,7 @@ def _compose(question: str, results: Sequence[Any], used: dict[str, Any], worksp
     return compose_extractive(question, results)
 
 
-def _extractive(question: str, results: Sequence[Any], used: dict[str, Any], timer: "Timer", workspace,
+def _extractive(question: str, results: Sequence[Any], used: dict[str, Any], timer: Timer, workspace,
                 notice: str = "") -> Answer:
     extract = _compose(question, results, used, workspace)
     timer.lap("compose_ms")
@@ -113,7 +113,7 @@ def _extractive(question: str, results: Sequence[Any], used: dict[str, Any], tim
                   abstained=extract.abstained, closest=extract.closest, evidence=extract.evidence)
 
 
-def _generated(reply: str, results: Sequence[Any], used: dict[str, Any], timer: "Timer") -> Answer:
+def _generated(reply: str, results: Sequence[Any], used: dict[str, Any], timer: Timer) -> Answer:
     """A finished LLM reply, with its citations and how well it keeps to them."""
     return Answer(reply, llm_citations(reply, results), "llm", search=used, timings=timer.timings,
                   compliance=citation_compliance(reply, sources=len(results)))

@@ -32,7 +32,7 @@ class StreamSlot:
         self._pieces = pieces
         self._held = True
 
-    def __iter__(self) -> "StreamSlot":
+    def __iter__(self) -> StreamSlot:
         return self
 
     def __next__(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import logging.config
 import os
 import socket
 import sys
@@ -16,7 +17,7 @@ import time
 
 from celery import Celery
 from celery.beat import PersistentScheduler
-from celery.signals import beat_init, worker_init, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import beat_init, setup_logging, worker_init, worker_process_init, worker_ready, worker_shutdown
 
 from config.services import services_start
 
@@ -33,11 +34,21 @@ app.conf.update(
     beat_scheduler="config.celery:HeartbeatScheduler",
 )
 app.autodiscover_tasks()
+
 # The indexing tasks live in rag/jobs/tasks.py, not in an app's tasks.py: loaded, like those, when the app is.
 app.autodiscover_tasks(["rag.jobs"])
 app.autodiscover_tasks(["rag.sources"])  # rag.sources.tasks: syncing folder and Git sources
 
 logger = logging.getLogger(__name__)
+
+
+@setup_logging.connect
+def _docent_logging(**kwargs) -> None:
+    """Workers and beat keep Docent's log lines (text or JSON, with task ids): a receiver here stops Celery from
+    configuring logging its own way."""
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
 
 _stop_heartbeat = threading.Event()
 # torch threads a pool process uses; the parent loads the model on one thread (see _preload_encoder).

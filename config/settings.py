@@ -12,7 +12,7 @@ import environ
 
 from config.file_storage import file_storage_config
 from config.instance import LOCAL_HOSTS, is_loopback, secret_key_read_or_create, serves_network
-from config.logging import logging_config
+from config.logging import LOG_FORMATS, logging_config
 from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir, redis_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -103,6 +103,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.logging.RequestIdMiddleware",  # first: every later line of the request carries its id
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -241,6 +242,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("BROKER_VISIBIL
 # Seconds a new pool process has to report UP before the parent kills it. With the encoder preloaded
 # in the parent a process is up in well under a second; a process that loads the model itself
 # (preload off or failed) took 6-25 s on a busy 2-core machine, hence the margin over Celery's 4 s.
+# Workers log through settings.LOGGING (config/celery.py's setup_logging), never Celery's own root handler.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_WORKER_PROC_ALIVE_TIMEOUT = env.float("WORKER_PROC_ALIVE_TIMEOUT", default=60)
 # The worker's parent loads the encoder before forking its pool: the processes share the weights, and
 # a replacement for a dead process starts at once. Off only for an encoder that cannot survive a fork.
@@ -265,7 +268,11 @@ WORKER_HEARTBEAT_SECONDS = env.int("WORKER_HEARTBEAT_SECONDS", default=5)
 
 # --- logging: one structured line per event -----------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
-LOGGING = logging_config(LOG_LEVEL)
+# "json" for a collector that parses JSON lines; "text" reads best in a terminal.
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+if LOG_FORMAT not in LOG_FORMATS:
+    _fail(f"LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, not {LOG_FORMAT!r}")
+LOGGING = logging_config(LOG_LEVEL, LOG_FORMAT)
 
 # --- Docent knobs ---------------------------------------------------------------
 # The indexing encoder: "minilm" (all-MiniLM-L6-v2, 384 dims), "minilm-int8", "onnx", "onnx-int8", or "hashing" (tests only).
@@ -343,7 +350,7 @@ DEMO_TRIAL_DAYS = env.int("DEMO_TRIAL_DAYS", default=30)
 ANSWER_MAX_UNITS = env.int("ANSWER_MAX_UNITS", default=3)
 ANSWER_SENTENCE_MIN_RATIO = env.float("ANSWER_SENTENCE_MIN_RATIO", default=0.85)
 # Below this score (0.7 x encoder cosine + 0.3 x the question's rare terms found) no statement answers:
-# the answer abstains. Calibrated on make eval's questions against off-topic ones (README).
+# the answer abstains. Calibrated on make eval's questions against off-topic ones (docs/development.md).
 ANSWER_RELEVANCE_FLOOR = env.float("ANSWER_RELEVANCE_FLOOR", default=0.30)
 # A statement of a superseded or retired passage scores this much of its value: the current one leads.
 ANSWER_STALE_FACTOR = env.float("ANSWER_STALE_FACTOR", default=0.9)

@@ -58,7 +58,7 @@ def _warm_up() -> None:
     from django.db import connections
     from django.urls import get_resolver
 
-    get_resolver().url_patterns  # imports every view module
+    get_resolver().url_patterns  # noqa: B018 - the access imports every view module
     _templates_compile()
     sentence_spans("Docent starts. It warms up first.")
     _page_render()

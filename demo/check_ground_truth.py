@@ -40,7 +40,7 @@ import html
 import json
 import re
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -63,7 +63,7 @@ def fail(msg: str) -> None:
     errors.append(msg)
 
 
-@lru_cache(maxsize=None)
+@cache
 def raw_text(rel: str) -> str:
     path = CORPUS / rel
     if path.suffix.lower() == ".pdf":
@@ -74,7 +74,7 @@ def raw_text(rel: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def norm_text(rel: str) -> str:
     text = raw_text(rel)
     if rel.lower().endswith((".html", ".htm")):

@@ -29,7 +29,7 @@ script produces byte-identical PDFs.
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from fpdf import FPDF
@@ -60,7 +60,7 @@ fpdf_output.OutputProducer._add_info = _add_info_with_mod_date  # type: ignore[m
 
 
 def parse_date(value: str) -> datetime:
-    return datetime.strptime(value.strip(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    return datetime.strptime(value.strip(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
 
 
 def parse_source(path: Path) -> tuple[dict[str, str], list[str]]:

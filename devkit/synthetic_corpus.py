@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 COMPONENTS = [
@@ -204,7 +204,7 @@ def generate(*, chunks: int, duplicate_share: float = 0.2, versions: int = 3, se
     families = max(1, chunks // (sections_per_document * versions))
     documents: list[SyntheticDocument] = []
     group = 0
-    start = datetime(2023, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2023, 1, 1, tzinfo=UTC)
     for family in range(families):
         product = f"{rng.choice(COMPONENTS).title()} {family}"
         component = rng.choice(COMPONENTS)

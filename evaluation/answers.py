@@ -166,7 +166,7 @@ def abstention_figures(answerable: Sequence[bool], off_topic: Sequence[bool]) ->
 def floor_sweep(answerable: Sequence[float], off_topic: Sequence[float]) -> list[dict[str, float]]:
     """Abstention precision and recall had the floor been each of these values: how the floor is chosen."""
     sweep = []
-    for step in range(0, 13):
+    for step in range(13):
         floor = round(0.25 + 0.025 * step, 3)
         figures = abstention_figures([e < floor for e in answerable], [e < floor for e in off_topic])
         sweep.append({"floor": floor, **figures})

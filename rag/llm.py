@@ -63,7 +63,7 @@ def _completion_request(payload: dict, *, accept: str, timeout: float,
         if response.status != 200:
             raise LLMError(f"model server answered HTTP {response.status}")
         yield response, sock
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         raise
     except (OSError, http.client.HTTPException) as exc:
         raise LLMError(f"model server unreachable: {exc}") from exc
@@ -129,7 +129,7 @@ def stream_chat(messages: list[dict[str, str]], *, deadline: float | None = None
                     piece = (choice.get("delta") or {}).get("content")
                     if piece:
                         yield piece
-    except (TimeoutError, socket.timeout) as exc:
+    except TimeoutError as exc:
         raise LLMError(too_late if time.monotonic() >= deadline - 0.05 else "model server too slow") from exc
 
 
@@ -139,7 +139,7 @@ def complete_chat(messages: list[dict[str, str]], *, timeout: float, temperature
     try:
         with _completion_request(payload, accept="application/json", timeout=timeout) as (response, _sock):
             raw = response.read(MAX_COMPLETION_BYTES + 1)
-    except (TimeoutError, socket.timeout) as exc:
+    except TimeoutError as exc:
         raise LLMError("model server too slow") from exc
     if len(raw) > MAX_COMPLETION_BYTES:
         raise LLMError(f"bad reply from the model server: over {MAX_COMPLETION_BYTES} bytes")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +76,7 @@ def _explained(lines: list[str], line: int) -> bool:
     return REASON_MARK in own or before.startswith(REASON_MARK)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bound_names(path: Path) -> frozenset[str]:
     """Names a package's `__init__.py` binds at its top level (imported, defined or assigned)."""
     names = set()

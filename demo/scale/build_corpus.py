@@ -153,7 +153,7 @@ def corpus_write(*, out: Path, texts: dict[tuple[str, str], bytes], dates: dict[
             os.utime(target, (dates[version], dates[version]))
         listing[name] = {
             "project": project, "release": PROJECTS[project][version][0], "version": version, "path": path,
-            "date": dt.datetime.fromtimestamp(dates[version], dt.timezone.utc).isoformat(),
+            "date": dt.datetime.fromtimestamp(dates[version], dt.UTC).isoformat(),
         }
     for stray in corpus.iterdir():
         if stray.name not in listing:
@@ -283,7 +283,7 @@ def main() -> int:
     print(f"corpus: {len(listing)} files, {size / 1e6:.1f} MB in {out / 'corpus'}")
     for version in sorted(VERSIONS, key=dates.__getitem__):
         count = sum(1 for v, _ in files if v == version)
-        day = dt.datetime.fromtimestamp(dates[version], dt.timezone.utc).date()
+        day = dt.datetime.fromtimestamp(dates[version], dt.UTC).date()
         print(f"  {PROJECT_OF[version]} {PROJECTS[PROJECT_OF[version]][version][0]}: {count} files, dated {day}")
     if args.no_questions:
         return 0

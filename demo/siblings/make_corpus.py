@@ -26,7 +26,7 @@ import json
 import os
 import random
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

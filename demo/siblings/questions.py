@@ -141,7 +141,7 @@ def _entry(path: str, entry: dict, field: str) -> dict:
 def candidates(listing: dict[str, dict], rng: random.Random) -> list[dict]:
     """Every question the generator would ask, before the check refuses the ambiguous ones."""
     found: list[dict] = []
-    for group, paths in _groups(listing).items():
+    for paths in _groups(listing).values():
         newest = listing[paths[-1]]
         template, subject = newest["template"], newest["subject"]
         named = newest.get("short_subject") or subject
@@ -211,7 +211,7 @@ def _question_problems(question: dict, texts: Texts, listing: dict[str, dict]) -
             if listing[other]["version_group"] != group:
                 problems.append(f"{qid}: ambiguous, {other} ({listing[other]['subject']}) states {pattern!r} too")
     field = question["field"]
-    for other, entry in listing.items():
+    for entry in listing.values():
         if entry["template"] == listing[path]["template"] and entry["version_group"] != group \
                 and field in entry["facts"] and texts.states(path, entry["facts"][field]["pattern"]):
             problems.append(f"{qid}: ambiguous, {path} states {entry['subject']}'s {field} too")

@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from datetime import timezone as dt_timezone
+from datetime import UTC
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 # pg_advisory_xact_lock(namespace, workspace_id): the namespace keeps our keys apart from other users of advisory locks.
 _LOCK_NAMESPACE = 0x44454450  # "DEDP"
-_OLDEST = datetime.min.replace(tzinfo=dt_timezone.utc)
+_OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date as date_type
 from datetime import datetime, time as dt_time
-from datetime import timezone as dt_timezone
+from datetime import UTC
 from functools import lru_cache
 
 from django.db.models import Q
@@ -37,7 +37,7 @@ class CalendarEntry:
 
 
 def _moment(day: date_type) -> datetime:
-    return datetime.combine(day, dt_time.min, tzinfo=dt_timezone.utc)
+    return datetime.combine(day, dt_time.min, tzinfo=UTC)
 
 
 def calendar_update(*, document_id: int) -> int:

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from datetime import timezone as dt_timezone
+from datetime import UTC
 
 from rag.lineage.evidence import Member, shares_release
 
-OLDEST = datetime.min.replace(tzinfo=dt_timezone.utc)
+OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)

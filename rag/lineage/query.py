@@ -203,7 +203,7 @@ _CHANGE_WORDING = re.compile(
 _EDGE_WORDS = {
     "what", "which", "how", "did", "does", "do", "has", "have", "had", "is", "was", "were", "are", "the", "a", "an",
     "in", "to", "of", "for", "about", "with", "on", "and", "between", "from", "since", "there", "any", "anything",
-    "s", "been", "got", "get", "gets", "that", "were", "it", "its", "me", "tell", "show", "list", "please", "ve",
+    "s", "been", "got", "get", "gets", "that", "it", "its", "me", "tell", "show", "list", "please", "ve",
 }  # fmt: skip
 
 

@@ -28,9 +28,7 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-
-_NO_DATE = datetime.min.replace(tzinfo=timezone.utc)
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import connection
@@ -39,6 +37,8 @@ from packaging.version import Version
 from rag.lineage.calendar import CalendarEntry, release_calendar_entries, series_label
 from rag.lineage.versions import parse_version
 from rag.models import Document, IndexingJobItem
+
+_NO_DATE = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)

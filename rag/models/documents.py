@@ -51,7 +51,7 @@ class DocumentFamily(models.Model):
 
 
 class DocumentQuerySet(models.QuerySet["Document"]):
-    def active(self) -> "DocumentQuerySet":
+    def active(self) -> DocumentQuerySet:
         return self.filter(archived=False)
 
 

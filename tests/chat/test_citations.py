@@ -73,7 +73,7 @@ def test_invented_markers_are_flagged_not_linked(workspace, member, api_versions
     client.force_login(member)
     page = client.get(f"/chat/messages/{message.pk}/").content.decode()
     assert '<span class="cite-invalid" title="No source 7 was given">[7]?</span>' in page
-    assert 'href="#m%d-src-1"' % message.pk in page
+    assert f'href="#m{message.pk}-src-1"' in page
 
 
 def test_the_admin_shows_the_workspace_rate_per_week(workspace, member, api_versions, settings, staff_client):

@@ -39,6 +39,7 @@ def test_make_run_prints_only_the_launchers_lines_once_installed(tmp_path: Path)
 
 def test_make_run_still_installs_on_first_start(tmp_path: Path) -> None:
     _, calls, stamp = _make_run(tmp_path)
-    assert calls[0].startswith("-m pip install --quiet -e")
+    assert calls[0] == "-m pip install --quiet -r requirements.lock"  # every package as locked
+    assert calls[1] == "-m pip install --quiet --no-deps -e ."
     assert calls[-1] == "-m config.launcher"
     assert stamp.exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from licensing.services import installation_id, trial_start
 from tests.browser_support import log_in

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from django.db.models import Count
 
@@ -60,9 +60,9 @@ UNIQUE = {
 }
 SECTIONS = [RATE_LIMITED, TOKEN_EXPIRED, PAYLOAD_TOO_LARGE, UNIQUE]
 RELEASE_DATES = {
-    "2.0": datetime(2024, 6, 3, tzinfo=timezone.utc),
-    "2.1": datetime(2025, 3, 5, tzinfo=timezone.utc),
-    "3.0": datetime(2025, 10, 6, tzinfo=timezone.utc),
+    "2.0": datetime(2024, 6, 3, tzinfo=UTC),
+    "2.1": datetime(2025, 3, 5, tzinfo=UTC),
+    "3.0": datetime(2025, 10, 6, tzinfo=UTC),
 }
 
 
@@ -75,7 +75,7 @@ def troubleshooting_document(workspace: Workspace, version: str, *, path: str | 
         path=path or f"/corpus/troubleshooting-{version}.md",
         title=f"Lumen Gateway {version} Troubleshooting Guide",
         doc_date=RELEASE_DATES[version] if doc_date == "release" else doc_date,
-        indexed_at=indexed_at or datetime(2026, 1, 1, tzinfo=timezone.utc),
+        indexed_at=indexed_at or datetime(2026, 1, 1, tzinfo=UTC),
         chunk_count=len(sections),
     )
     for index, section in enumerate(sections):
@@ -124,7 +124,7 @@ def vector_chunk(workspace: Workspace, vector: list[float], *, text: str, doc_da
     release are never versions of one another: they are current together)."""
     kwargs = {"path": path} if path else {}
     document = DocumentFactory(workspace=workspace, doc_date=doc_date, chunk_count=1,
-                               indexed_at=datetime(2026, 1, 1, tzinfo=timezone.utc), version_label=release,
+                               indexed_at=datetime(2026, 1, 1, tzinfo=UTC), version_label=release,
                                version_key=version_key(release) or "" if release else "", **kwargs)
     return ChunkFactory(document=document, text=text, embedding=vector)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import factory
 
@@ -26,7 +26,7 @@ class DocumentFactory(factory.django.DjangoModelFactory):
     path = factory.Sequence(lambda n: f"/docs/file-{n}.md")
     title = factory.Sequence(lambda n: f"Document {n}")
     format = "markdown"
-    doc_date = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    doc_date = datetime(2025, 1, 1, tzinfo=UTC)
     date_source = "frontmatter"
     doc_type = "user"
     status = Document.Status.INDEXED

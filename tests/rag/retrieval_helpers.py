@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ from rag.retrieval import SearchOptions
 from tests.licensing.factories import LicenseFactory
 from tests.rag.factories import ChunkFactory, DocumentFactory
 
-JAN_2025 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+JAN_2025 = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def add_document(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from fpdf import FPDF
@@ -89,7 +89,7 @@ def write_pdf(
     path: Path,
     *,
     title: str = "Lumen Architecture Overview",
-    created: datetime | None = datetime(2024, 5, 2, 9, 30, tzinfo=timezone.utc),
+    created: datetime | None = datetime(2024, 5, 2, 9, 30, tzinfo=UTC),
     body: str = "The gateway has three components: the router, the policy engine and the configuration store. "
     "The router terminates TLS and forwards requests to upstream services. The policy engine applies rate "
     "limits and authentication. The configuration store keeps routes in PostgreSQL.",

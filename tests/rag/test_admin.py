@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -191,7 +191,7 @@ def test_deleting_a_document_in_the_admin_keeps_records_true(staff_client, works
 
 def test_indexing_job_admin_lists_and_shows_items(staff_client, workspace):
     job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.UPLOAD, description="2 files",
-                                     finished_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+                                     finished_at=datetime(2026, 1, 1, tzinfo=UTC))
     IndexingJobItem.objects.create(job=job, path="uploads/a.md", source_file="/tmp/a.md", status="failed",
                                    error="no text to index")
     assert staff_client.get(reverse("admin:rag_indexingjob_changelist")).status_code == 200

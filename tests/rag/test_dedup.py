@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -177,12 +177,12 @@ def test_unknown_dates_count_as_oldest_and_ties_go_to_the_latest_indexed(workspa
     _merge(undated, dated)
     assert CanonicalRecord.objects.filter(canonical_chunk__document=dated).count() == 3
 
-    same_day = datetime(2025, 5, 5, tzinfo=timezone.utc)
+    same_day = datetime(2025, 5, 5, tzinfo=UTC)
     other = WorkspaceFactory()
     early = troubleshooting_document(other, "2.1", path="/a.md", doc_date=same_day,
-                                     indexed_at=datetime(2026, 2, 1, tzinfo=timezone.utc))
+                                     indexed_at=datetime(2026, 2, 1, tzinfo=UTC))
     late = troubleshooting_document(other, "2.1", path="/b.md", doc_date=same_day,
-                                    indexed_at=datetime(2026, 3, 1, tzinfo=timezone.utc))
+                                    indexed_at=datetime(2026, 3, 1, tzinfo=UTC))
     _merge(late, early)
     # Identical copies: even the unique section merges; the later indexed copy wins every record.
     assert set(CanonicalRecord.objects.filter(workspace=other).values_list("canonical_chunk__document", flat=True)) \
@@ -470,7 +470,7 @@ def test_keeping_the_older_side_makes_it_canonical_until_a_newer_version_arrives
     assert record.canonical_chunk == old
     # ...until a newer version of the text arrives.
     v31 = troubleshooting_document(workspace, "3.0", path="/corpus/troubleshooting-3.1.md",
-                                   doc_date=datetime(2026, 1, 10, tzinfo=timezone.utc))
+                                   doc_date=datetime(2026, 1, 10, tzinfo=UTC))
     document_merge(document_id=v31.pk)
     record.refresh_from_db()
     assert record.canonical_chunk == section_chunk(v31, PAYLOAD_TOO_LARGE)
@@ -481,9 +481,9 @@ def test_keeping_the_older_side_makes_it_canonical_until_a_newer_version_arrives
 def test_keeping_one_of_two_unmerged_chunks_joins_them_under_it(workspace):
     reviewer = _user()
     a = vector_chunk(workspace, basis(0), text="Keys created in 2.1 expire after 365 days by default.",
-                     doc_date=datetime(2025, 3, 1, tzinfo=timezone.utc), release="3.0")
+                     doc_date=datetime(2025, 3, 1, tzinfo=UTC), release="3.0")
     b = vector_chunk(workspace, blend(basis(0), basis(1), 0.9), text="Keys created in 3.0 expire after 90 days.",
-                     doc_date=datetime(2025, 10, 1, tzinfo=timezone.utc), release="3.0")
+                     doc_date=datetime(2025, 10, 1, tzinfo=UTC), release="3.0")
     _merge(a.document, b.document)
     contradiction = Contradiction.objects.get()
     contradiction_resolve(contradiction_id=contradiction.pk, action="keep_b", user=reviewer)

@@ -168,7 +168,7 @@ def test_ingest_without_any_worker_says_so_instead_of_waiting_forever(workspace,
 
     (tmp_path / "guide.md").write_text("# Guide\n\nThe gateway listens on port 8443.\n")
     monkeypatch.setattr(following, "NO_WORKER_GRACE_SECONDS", 0.2)
-    monkeypatch.setattr(following, "live_workers", lambda: [])  # whatever runs elsewhere on this machine
+    monkeypatch.setattr(following, "live_workers", list)  # whatever runs elsewhere on this machine
     try:
         with pytest.raises(CommandError, match="no worker is running: job .* has 1 file"):
             call_command("ingest", str(tmp_path), workspace=workspace.slug, verbosity=0)
@@ -178,7 +178,6 @@ def test_ingest_without_any_worker_says_so_instead_of_waiting_forever(workspace,
 
 def test_a_run_that_indexed_the_file_but_lost_the_database_before_saying_so_is_indexed_and_merged(
         item, django_capture_on_commit_callbacks):
-    from pathlib import Path
 
     from rag.ingest.pipeline import document_index
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,7 @@ def ingest_sync(workspace, *paths: Path) -> IndexingJob:
 
 
 def test_folder_of_every_format_becomes_dated_typed_chunks(workspace, tmp_path, encoder):
-    files = write_corpus(tmp_path / "docs")
+    write_corpus(tmp_path / "docs")
     ingest_sync(workspace, tmp_path / "docs")
 
     docs = {Path(d.path).name: d for d in Document.objects.filter(workspace=workspace)}
@@ -44,11 +43,11 @@ def test_folder_of_every_format_becomes_dated_typed_chunks(workspace, tmp_path, 
 
     guide = docs["deploy-guide.md"]
     assert (guide.title, guide.date_source, guide.doc_date) == (
-        "Lumen Deployment Guide", "frontmatter", datetime(2025, 3, 14, tzinfo=timezone.utc))
+        "Lumen Deployment Guide", "frontmatter", datetime(2025, 3, 14, tzinfo=UTC))
     assert guide.doc_type == "operations" and guide.tags == ["deployment", "kubernetes"]
     assert guide.entities == ["Lumen Gateway"]
     assert docs["reference.adoc"].date_source == "asciidoc_revdate"
-    assert docs["reference.adoc"].doc_date == datetime(2025, 9, 2, tzinfo=timezone.utc)
+    assert docs["reference.adoc"].doc_date == datetime(2025, 9, 2, tzinfo=UTC)
     assert docs["architecture.pdf"].date_source in {"pdf_moddate", "pdf_creationdate"}
     assert docs["architecture.pdf"].doc_date.date().isoformat() == "2024-05-02"
     assert docs["notes.txt"].date_source == "mtime"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 from django.core.management import call_command
@@ -13,7 +13,7 @@ from rag.progress import format_duration, job_rates
 from rag.progress import job_progress
 from rag.uploads import indexing_job_create
 
-NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(0.4, "0 s"), (45, "45 s"), (200, "3 min 20 s"), (7500, "2 h 05 min")])

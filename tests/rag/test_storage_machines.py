@@ -7,7 +7,6 @@ Select it with `-m multi_machine`. The hashing encoder keeps it short; the stora
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from celery import current_app
