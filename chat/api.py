@@ -18,10 +18,11 @@ from ninja.pagination import paginate
 from pydantic import model_validator
 
 from chat import services
+from chat.forms import DATE_CHOICES
 from chat.models import Conversation, Message
 from chat.selectors import conversation_get, conversation_list
 from rag.api import ApiError, BadInput, api_base_url, api_workspace
-from rag.retrieval import MAX_VERSION_LABEL, chunk_url_path
+from rag.retrieval import DOC_TYPE_MODES, MAX_VERSION_LABEL, chunk_url_path
 
 router = Router(tags=["answers"])
 REFUSALS = {400: ApiError, 401: ApiError, 403: ApiError, 404: ApiError, 429: ApiError}
@@ -33,10 +34,10 @@ class AnswerOptions(Schema):
     dedup: bool = Field(True, description="hide duplicate passages")
     include_archived: bool = False
     provenance: bool = Field(False, description="list every version of a cited record (Writer Pro)")
-    date: Literal["any", "last_7_days", "this_month", "this_year", "after"] = "any"
+    date: Literal[tuple(choice for choice, _label in DATE_CHOICES)] = "any"
     after: dt.date | None = Field(None, description="with date=after: documents dated on or after")
     doc_type: str = Field("", max_length=50, description="a document type's slug")
-    doc_type_mode: Literal["boost", "filter"] = Field("boost", description="prefer the type, or only it")
+    doc_type_mode: Literal[DOC_TYPE_MODES] = Field("boost", description="prefer the type, or only it")
     as_of_version: str = Field("", max_length=MAX_VERSION_LABEL, description="answer as of this release")
     as_of_date: dt.date | None = Field(None, description="answer as of this date (the whole day counts)")
 

@@ -224,7 +224,7 @@ class SearchParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="results to return")
-    mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
+    mode: Literal[MODES] = "hybrid"
     pool: int | None = Field(None, ge=1, le=MAX_CANDIDATE_POOL, description="candidates per list before fusion")
     date_from: DateBound = Field(None, description="doc_date on or after")
     date_to: DateBound = Field(None, description="doc_date before")
@@ -232,20 +232,20 @@ class SearchParams(BaseModel):
     created_after: DateBound = Field(None, description="documents dated (doc_date) on or after")
     source_type: Words = []
     tag: Words = []
-    tags_match: Literal["any", "all"] = "any"
+    tags_match: Literal[MATCH_MODES] = "any"
     entity: Words = []
-    entities_match: Literal["any", "all"] = "any"
+    entities_match: Literal[MATCH_MODES] = "any"
     only_doc_type: Words = Field([], description="only documents of these types")
     doc_type: Words = Field([], description="boost these types instead of the guessed one (doc_type_mode=boost), "
                                             "or keep only them (filter)")
-    doc_type_mode: Literal["boost", "filter"] = "boost"
+    doc_type_mode: Literal[DOC_TYPE_MODES] = "boost"
     include_archived: bool = False
     include_variants: bool = Field(False, description="show older versions beside their canonical record")
     dedup: bool = Field(True, description="collapse near-duplicates from different documents")
     dedup_threshold: float | None = Field(None, gt=0, le=1)
     variant_metadata: bool = False
     provenance: bool = False
-    recency: Literal["auto", "on", "off"] | None = Field(None, description="recency decay (default: SEARCH_RECENCY)")
+    recency: Literal[RECENCY_MODES] | None = Field(None, description="recency decay (default: SEARCH_RECENCY)")
     doc_type_boost: float | None = Field(None, gt=0, le=10)
     version_aware: bool = Field(True, description="superseded passages give way to their newest counterpart")
     as_of_version: str = Field("", max_length=MAX_VERSION_LABEL, description="answer as of this version label")
