@@ -29,12 +29,14 @@ QUEUED_TOO_LONG_NOTICE = "Every answer worker was busy until the deadline passed
 ANSWER_TASK = "chat.tasks.answer_generate"
 
 
-def conversation_create(*, user, workspace) -> Conversation:
-    """A new conversation starts from the user's chosen defaults, else the product's; never from
-    whatever the previous conversation happened to filter on."""
-    saved = SearchDefaults.objects.filter(user=user, workspace=workspace).first()
-    options = {**default_search_options(), **(saved.search_options if saved else {})}
-    return Conversation.objects.create(user=user, workspace=workspace, search_options=options)
+def conversation_create(*, user, workspace, options: dict | None = None) -> Conversation:
+    """A new conversation starts from `options` when given (the API's), else the user's chosen defaults,
+    else the product's; never from whatever the previous conversation happened to filter on."""
+    if options is None:
+        saved = SearchDefaults.objects.filter(user=user, workspace=workspace).first()
+        options = saved.search_options if saved else {}
+    return Conversation.objects.create(user=user, workspace=workspace,
+                                       search_options={**default_search_options(), **options})
 
 
 def conversation_options_update(*, conversation: Conversation, options: dict) -> Conversation:

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    "ninja",  # the API docs page's Swagger UI from the package's static files, not a CDN (config/api.py)
     "axes",  # sign-in throttling (config/sign_in.py)
     "config",  # `manage.py services`: the embedded services of this DATA_DIR
     "licensing",

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from config.api import api_urls
 from config.health import healthz
 from rag.metrics import metrics_view
 
@@ -11,7 +12,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("metrics", metrics_view, name="metrics"),
-    path("api/v1/", include("rag.api_urls")),
+    path("api/v1/", api_urls()),
     path("", include("rag.urls")),
     path("", include("chat.urls")),
 ]

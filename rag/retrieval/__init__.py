@@ -7,21 +7,24 @@ rag.embeddings (`embed_with_cache`), the same embedding cache as indexing.
 from rag.retrieval.identifiers import chunk_identifiers
 from rag.retrieval.options import (
     DOC_TYPE_MODES,
+    MAX_VERSION_LABEL,
     MODES,
     RECENCY_MODES,
     SearchFilters,
     SearchOptionError,
     SearchOptions,
-    options_from_params,
+    SearchParams,
     parse_datetime_bound,
+    validation_message,
 )
-from rag.retrieval.results import UNLICENSED, SearchResult, SearchResultSet
+from rag.retrieval.results import UNLICENSED, SearchResult, SearchResultSet, chunk_url_path
 from rag.retrieval.search import search
 from rag.retrieval.subjects import subjects_named
 from rag.retrieval.vectors import NeighbourPlan, chunk_neighbours, close_pairs, neighbour_plan, pair_similarities
 
 __all__ = [
     "DOC_TYPE_MODES",
+    "MAX_VERSION_LABEL",
     "MODES",
     "NeighbourPlan",
     "RECENCY_MODES",
@@ -29,15 +32,17 @@ __all__ = [
     "SearchFilters",
     "SearchOptionError",
     "SearchOptions",
+    "SearchParams",
     "SearchResult",
     "SearchResultSet",
     "chunk_identifiers",
+    "chunk_url_path",
     "chunk_neighbours",
     "close_pairs",
     "neighbour_plan",
-    "options_from_params",
     "pair_similarities",
     "parse_datetime_bound",
     "search",
     "subjects_named",
+    "validation_message",
 ]

@@ -2,19 +2,21 @@
 
 Defaults that a user may tune are settings (config/settings.py, "retrieval");
 an option left at None takes the setting when the search runs, so a change of
-setting needs no change of caller. `options_from_params` reads the same
-options from strings, for the JSON API and the chat form.
+setting needs no change of caller. `SearchParams` is the typed schema of the
+same options as a caller writes them (the JSON API's query, the `search`
+command's flags): pydantic validates them, naming the bad field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from django.conf import settings
 from django.utils import timezone
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from rag.dates import DatePhraseError, DateRange, parse_date_phrase
 
@@ -200,108 +202,109 @@ class SearchOptions:
         return data
 
 
-# --- options from strings (JSON API query parameters, chat form values) ---------------------
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+# --- the options as a caller writes them (the JSON API's query parameters, the `search` command) ---------
 
 
-def _bool(params: Mapping[str, Any], name: str, default: bool) -> bool:
-    if name not in params:
-        return default
-    raw = str(params[name]).strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise SearchOptionError(f"{name} must be true or false")
-
-
-def _number(params: Mapping[str, Any], name: str, kind: type, default: Any = None) -> Any:
-    raw = params.get(name)
-    if raw is None or str(raw).strip() == "":
-        return default
-    try:
-        return kind(str(raw).strip())
-    except ValueError:
-        raise SearchOptionError(f"{name} must be a {'whole ' if kind is int else ''}number") from None
-
-
-def _list(params: Any, name: str) -> tuple[str, ...]:
+def _words(value: Any) -> list[str]:
     """Repeated parameters and comma-separated values both work: ?tag=a&tag=b or ?tag=a,b."""
-    values = params.getlist(name) if hasattr(params, "getlist") else params.get(name) or []
-    if isinstance(values, str):
-        values = [values]
-    return tuple(part.strip() for value in values for part in str(value).split(",") if part.strip())
+    values = [value] if isinstance(value, str) else list(value or [])
+    return [part.strip() for item in values for part in str(item).split(",") if part.strip()]
 
 
-def _choice(params: Mapping[str, Any], name: str, choices: tuple[str, ...], default: str) -> str:
-    value = str(params.get(name) or default).strip().lower()
-    if value not in choices:
-        raise SearchOptionError(f"{name} must be one of {', '.join(choices)}")
-    return value
+Words = Annotated[list[str], BeforeValidator(_words)]
+DateBound = date | datetime | None  # an ISO date (the whole day where it ends a range) or date-time
 
 
-def _version_label(params: Mapping[str, Any], name: str) -> str:
-    """A label as written ("3.0", "v2.1"); whether the workspace has it is the search's business."""
-    label = str(params.get(name) or "").strip()
-    if len(label) > MAX_VERSION_LABEL or not label.isprintable():
-        raise SearchOptionError(f"{name} must be a version label such as 3.0 (at most {MAX_VERSION_LABEL} characters)")
-    return label
+class SearchParams(BaseModel):
+    """The search options by their public names; `search_options` turns them into SearchOptions.
 
-
-def options_from_params(params: Any, *, workspace: Any) -> SearchOptions:
-    """SearchOptions from query-string style parameters; SearchOptionError names the bad one.
-
-    Parameters: top_k, mode, pool, date_from, date_to, when (a date phrase),
-    created_after, source_type, tag, tags_match, entity, entities_match,
-    only_doc_type (hard filter), doc_type (boost override; with doc_type_mode=filter a hard
-    filter too, the chat's "Only this type"), include_archived,
-    include_variants (do not collapse canonicals), dedup, dedup_threshold,
-    variant_metadata, provenance, recency (auto|on|off), doc_type_boost,
-    version_aware (superseded passages give way to the newest), as_of_version
-    (a version label), as_of_date (a date: the whole day counts).
+    Unknown names are refused: a misspelt option must not be silently ignored.
     """
-    known = {
-        "q", "workspace", "top_k", "mode", "pool", "date_from", "date_to", "when", "created_after", "source_type",
-        "tag", "tags_match", "entity", "entities_match", "only_doc_type", "doc_type", "include_archived",
-        "include_variants", "dedup", "dedup_threshold", "variant_metadata", "provenance", "recency", "doc_type_boost",
-        "version_aware", "as_of_version", "as_of_date", "doc_type_mode",
-    }
-    unknown = sorted(set(params.keys()) - known)
-    if unknown:
-        raise SearchOptionError(f"unknown parameter(s): {', '.join(unknown)}")
-    only_chosen = _choice(params, "doc_type_mode", DOC_TYPE_MODES, "boost") == "filter"
-    filters = SearchFilters(
-        date_from=parse_datetime_bound(params.get("date_from"), name="date_from"),
-        date_to=parse_datetime_bound(params.get("date_to"), name="date_to"),
-        date_phrase=str(params.get("when") or "").strip(),
-        created_after=parse_datetime_bound(params.get("created_after"), name="created_after"),
-        source_types=_list(params, "source_type"),
-        tags=_list(params, "tag"),
-        tags_match=_choice(params, "tags_match", MATCH_MODES, "any"),
-        entities=_list(params, "entity"),
-        entities_match=_choice(params, "entities_match", MATCH_MODES, "any"),
-        doc_types=_list(params, "only_doc_type") + (_list(params, "doc_type") if only_chosen else ()),
-        include_archived=_bool(params, "include_archived", False),
-    )
-    options = SearchOptions(
-        workspace=workspace,
-        top_k=_number(params, "top_k", int, 5),
-        candidate_pool=_number(params, "pool", int),
-        mode=_choice(params, "mode", MODES, "hybrid"),
-        filters=filters,
-        respect_canonicals=not _bool(params, "include_variants", False),
-        include_variant_metadata=_bool(params, "variant_metadata", False),
-        include_provenance=_bool(params, "provenance", False),
-        dedup=_bool(params, "dedup", True),
-        dedup_threshold=_number(params, "dedup_threshold", float),
-        doc_type_boost=_number(params, "doc_type_boost", float),
-        doc_type_override=() if only_chosen else _list(params, "doc_type"),
-        recency=_choice(params, "recency", RECENCY_MODES, settings.SEARCH_RECENCY),
-        version_aware=_bool(params, "version_aware", True),
-        as_of_version=_version_label(params, "as_of_version"),
-        as_of_date=parse_datetime_bound(params.get("as_of_date"), name="as_of_date", end_of_day=True),
-    )
-    options.validate()
-    return options
+
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="results to return")
+    mode: Literal[MODES] = "hybrid"
+    pool: int | None = Field(None, ge=1, le=MAX_CANDIDATE_POOL, description="candidates per list before fusion")
+    date_from: DateBound = Field(None, description="doc_date on or after")
+    date_to: DateBound = Field(None, description="doc_date before")
+    when: str = Field("", description='a date phrase: "last 7 days", "this month", "since 2024"')
+    created_after: DateBound = Field(None, description="documents dated (doc_date) on or after")
+    source_type: Words = []
+    tag: Words = []
+    tags_match: Literal[MATCH_MODES] = "any"
+    entity: Words = []
+    entities_match: Literal[MATCH_MODES] = "any"
+    only_doc_type: Words = Field([], description="only documents of these types")
+    doc_type: Words = Field([], description="boost these types instead of the guessed one (doc_type_mode=boost), "
+                                            "or keep only them (filter)")
+    doc_type_mode: Literal[DOC_TYPE_MODES] = "boost"
+    include_archived: bool = False
+    include_variants: bool = Field(False, description="show older versions beside their canonical record")
+    dedup: bool = Field(True, description="collapse near-duplicates from different documents")
+    dedup_threshold: float | None = Field(None, gt=0, le=1)
+    variant_metadata: bool = False
+    provenance: bool = False
+    recency: Literal[RECENCY_MODES] | None = Field(None, description="recency decay (default: SEARCH_RECENCY)")
+    doc_type_boost: float | None = Field(None, gt=0, le=10)
+    version_aware: bool = Field(True, description="superseded passages give way to their newest counterpart")
+    as_of_version: str = Field("", max_length=MAX_VERSION_LABEL, description="answer as of this version label")
+    as_of_date: DateBound = Field(None, description="answer as of this date (the whole day counts)")
+
+    @field_validator("when")
+    @classmethod
+    def _known_phrase(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            try:
+                parse_date_phrase(value)
+            except DatePhraseError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("as_of_version")
+    @classmethod
+    def _label(cls, value: str) -> str:
+        """A label as written ("3.0", "v2.1"); whether the workspace has it is the search's business."""
+        value = value.strip()
+        if not value.isprintable():
+            raise ValueError("must be a version label such as 3.0")
+        return value
+
+    def search_options(self, *, workspace: Any) -> SearchOptions:
+        only_chosen = self.doc_type_mode == "filter"
+        filters = SearchFilters(
+            date_from=parse_datetime_bound(self.date_from, name="date_from"),
+            date_to=parse_datetime_bound(self.date_to, name="date_to"),
+            date_phrase=self.when,
+            created_after=parse_datetime_bound(self.created_after, name="created_after"),
+            source_types=tuple(self.source_type),
+            tags=tuple(self.tag),
+            tags_match=self.tags_match,
+            entities=tuple(self.entity),
+            entities_match=self.entities_match,
+            doc_types=tuple(self.only_doc_type) + (tuple(self.doc_type) if only_chosen else ()),
+            include_archived=self.include_archived,
+        )
+        return SearchOptions(
+            workspace=workspace, top_k=self.top_k, candidate_pool=self.pool, mode=self.mode, filters=filters,
+            respect_canonicals=not self.include_variants, include_variant_metadata=self.variant_metadata,
+            include_provenance=self.provenance, dedup=self.dedup, dedup_threshold=self.dedup_threshold,
+            doc_type_boost=self.doc_type_boost, doc_type_override=() if only_chosen else tuple(self.doc_type),
+            recency=self.recency, version_aware=self.version_aware, as_of_version=self.as_of_version,
+            as_of_date=parse_datetime_bound(self.as_of_date, name="as_of_date", end_of_day=True),
+        )
+
+
+def validation_message(errors: Sequence[dict[str, Any]]) -> tuple[str, str]:
+    """The first bad field of pydantic's `errors()` and "field: what is wrong", for a 400 or a command error.
+
+    `loc` starts with the field's name (what follows names a union member or a list item, not the field).
+    """
+    first = errors[0]
+    loc = first.get("loc") or ("request",)
+    field_name = str(loc[0])
+    message = str(first.get("msg", "is not valid")).removeprefix("Value error, ")
+    if first.get("type") == "extra_forbidden":
+        message = "unknown parameter"
+    return field_name, f"{field_name}: {message}"

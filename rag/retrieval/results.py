@@ -14,6 +14,11 @@ UNLICENSED = "unlicensed"  # asked for, but the workspace's license lacks the fe
 OFF = "off"  # not asked for (respect_canonicals=False)
 
 
+def chunk_url_path(*, document_id: int, chunk_id: int) -> str:
+    """The document page scrolled to a chunk: where a result or a citation links."""
+    return f"{reverse('document-detail', args=[document_id])}?chunk={chunk_id}#chunk-{chunk_id}"
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
@@ -51,8 +56,7 @@ class SearchResult:
     subject: str = ""  # whom its document's template was filled in for ("Acme Corp"), where it has siblings
 
     def url_path(self) -> str:
-        """The document page scrolled to this chunk, as the chat's citations link it."""
-        return f"{reverse('document-detail', args=[self.document_id])}?chunk={self.chunk_id}#chunk-{self.chunk_id}"
+        return chunk_url_path(document_id=self.document_id, chunk_id=self.chunk_id)
 
     def to_dict(self, *, base_url: str = "") -> dict[str, Any]:
         """`base_url` ("https://docs.example.com") makes `url` absolute; without it `url` is a path."""

@@ -31,7 +31,8 @@ from tests.rag.factories import ChunkFactory, DocumentFactory
 pytestmark = pytest.mark.django_db
 
 MARKER = "Zanzibar-7741"  # in the victim workspace's titles and texts: must never reach another workspace
-PUBLIC = {"healthz", "login", "admin:login", "favicon"}  # anonymous may read these (the icon shows on the login page)
+# Anonymous may read these (the icon shows on the login page; the API's schema and docs describe, never show data).
+PUBLIC = {"healthz", "login", "admin:login", "favicon", "api:openapi-json", "api:openapi-view"}
 
 
 @dataclass
@@ -102,6 +103,8 @@ def _url(route: Route, victim: Victim) -> str:
             app_label, _, rest = route.name.removeprefix("admin:").partition("_")
             model = apps.get_model(app_label, rest.rsplit("_", 1)[0])
             kwargs[param] = model._default_manager.order_by("pk").values_list("pk", flat=True).first() or 1
+        elif param == "conversation_id" and route.name.startswith("api:"):
+            kwargs[param] = victim.ids["conversation"]
         elif param == "id" and route.name == "admin:auth_user_password_change":
             kwargs[param] = victim.ids["owner"]
         elif param == "content_type_id":
@@ -115,7 +118,7 @@ def _url(route: Route, victim: Victim) -> str:
 
 def _requests(victim: Victim) -> list[tuple[Route, str]]:
     found = [(route, _url(route, victim)) for route in _routes()]
-    assert len(found) > 60 and {"api-search", "metrics", "document-detail", "message-stream"} <= {
+    assert len(found) > 60 and {"api:search", "api:answers", "metrics", "document-detail", "message-stream"} <= {
         route.name for route, _ in found}
     return found
 
@@ -129,7 +132,10 @@ def _as(user_id: int | None) -> Client:
 
 def _query(route: Route, victim: Victim) -> dict[str, str]:
     # The API is asked for the victim's workspace by name: naming it must not open it.
-    return {"q": MARKER, "workspace": victim.workspace_slug} if route.name == "api-search" else {}
+    if route.name.startswith("api:"):
+        return {"q": MARKER, "workspace": victim.workspace_slug} if route.name == "api:search" else {
+            "workspace": victim.workspace_slug}
+    return {}
 
 
 def _snapshot(victim: Victim) -> tuple:
@@ -160,7 +166,8 @@ def test_a_member_of_another_workspace_sees_and_changes_nothing_of_the_victims(v
     for route, url in _requests(victim):
         response = client.get(url, _query(route, victim))
         body = b"" if response.streaming else response.content
-        guarded = route.params or route.name.startswith("admin:") or route.name in {"api-search", "metrics"}
+        guarded = route.params or route.name.startswith("admin:") or route.name == "metrics" \
+            or route.name.startswith("api:")
         if guarded and route.name not in PUBLIC:
             assert response.status_code >= 300, (url, response.status_code)
         assert MARKER not in body.decode(errors="replace"), url

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from pydantic import ValidationError
 
 from rag import embeddings
 from rag.models import Workspace
@@ -23,10 +24,11 @@ from rag.retrieval import (
     MODES,
     RECENCY_MODES,
     SearchOptionError,
+    SearchParams,
     SearchResult,
     SearchResultSet,
-    options_from_params,
     search,
+    validation_message,
 )
 
 
@@ -95,9 +97,10 @@ class Command(BaseCommand):
             "version_aware": not opts["no_version_aware"],
         }
         try:
-            options = options_from_params({k: v for k, v in params.items() if v is not None}, workspace=workspace)
-        except SearchOptionError as exc:
-            raise CommandError(str(exc)) from None
+            chosen = SearchParams.model_validate({k: v for k, v in params.items() if v is not None})
+        except ValidationError as exc:
+            raise CommandError(validation_message(exc.errors())[1]) from None
+        options = chosen.search_options(workspace=workspace)
         if opts["mode"] != "lexical":
             embeddings.query_warm_up()  # loaded once, before the first query, for all of them
         for query in queries:
