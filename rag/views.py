@@ -31,7 +31,7 @@ from rag.selectors import (
     job_list,
     workspace_get,
 )
-from rag.progress import job_progress
+from rag.progress import job_progress, upload_received
 from rag.documents import document_retry_job, documents_remove
 from rag.sentences import sentence_spans
 from rag.storage import StorageUnavailable
@@ -158,7 +158,8 @@ def upload(request: HttpRequest) -> HttpResponse:
             refused = "The file storage cannot be reached just now; nothing was queued. Try again in a minute."
             return render(request, "rag/upload.html", {"form": UploadForm(), "limits": limits, "refused": refused},
                           status=503)
-        messages.info(request, f"Received {job.items.count()} file(s) for indexing.")
+        text, warns = upload_received(job=job)
+        (messages.warning if warns else messages.info)(request, text)
         return redirect("job-detail", pk=job.pk)
     return render(request, "rag/upload.html", {"form": form, "limits": limits})
 
