@@ -27,7 +27,9 @@ def sources(request: HttpRequest) -> HttpResponse:
             except SourceError as exc:
                 form.add_error(None, str(exc))
             else:
-                messages.success(request, f"Added {source.name}. Press Sync now, or wait for its schedule.")
+                then = (f"or it syncs every {source.every_minutes} min" if source.every_minutes
+                        else "it syncs only when someone does (no schedule)")
+                messages.success(request, f"Added {source.name}. Press Sync now; {then}.")
                 return redirect("sources")
         status = 400
     rows = [(source, source_row(source)) for source in source_list(workspace=request.workspace)]
