@@ -135,7 +135,8 @@ def document_compare(request: HttpRequest, pk: int) -> HttpResponse:
     document = document_get(user=request.user, pk=pk)
     base = document_compare_base(user=request.user, document=document, other_id=int(other) if other else None)
     comparison = document_comparison(first=base, second=document) if base else None
-    return render(request, "rag/compare.html", {"document": document, "comparison": comparison})
+    return render(request, "rag/compare.html", {"document": document, "comparison": comparison,
+                                                "releases": release_labels(workspace_id=document.workspace_id)})
 
 
 @require_http_methods(["GET", "POST"])
