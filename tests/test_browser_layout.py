@@ -89,3 +89,25 @@ def test_documents_upload_and_sources_pages_keep_their_fields_wide_and_buttons_i
         if name == "sources":
             minutes = _box(page, "#id_every_minutes")
             assert minutes["height"] >= 30, "the minutes field is styled like the others"
+
+
+def test_a_failed_documents_page_leads_with_the_failure_and_what_to_do(browser_page, live_server, staff_workspace,
+                                                                        tmp_path):
+    from rag.jobs.run import job_item_run
+    from rag.models import Document
+    from rag.uploads import indexing_job_create
+
+    (tmp_path / "handbook.docx").write_bytes(b"this is not a zip, whatever its name says")
+    job = indexing_job_create(workspace=staff_workspace.workspace, paths=[tmp_path], enqueue=False)
+    for item_id in job.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)
+    document = Document.objects.get(workspace=staff_workspace.workspace)
+    page = browser_page
+    page.set_viewport_size({"width": 1366, "height": 900})
+    log_in(page, live_server.url, "staff", start=f"/documents/{document.pk}/")
+    page.screenshot(path=str(ARTIFACTS / "failed-document.png"))
+    failed = page.locator("#document-failed")
+    assert failed.is_visible() and failed.bounding_box()["y"] < _box(page, "dl.meta")["y"]  # above the details
+    assert "This file could not be indexed" in failed.inner_text() and "What to do:" in failed.inner_text()
+    shown = page.locator("main").inner_text()
+    assert "(from —)" not in shown and "no version label found" not in shown
