@@ -6,15 +6,23 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test check lock bench eval eval-real eval-scale eval-lineage eval-git eval-siblings eval-variants install clean-data
 
+# pip and setuptools talk (root warnings, deprecations) into a log: `make run` prints `docent:` lines only,
+# and the log's tail when an install fails.
+INSTALL_LOG = $(dir $(STAMP))install.log
+PIP := PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 $(PY) -m pip
+
 $(PY):
-	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	@echo "docent: creating $(VENV) (first start only)"
+	@($(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)) >/dev/null
+	@mkdir -p $(dir $(INSTALL_LOG)) && $(PIP) install --quiet --upgrade pip >>$(INSTALL_LOG) 2>&1 \
+		|| (tail -n 30 $(INSTALL_LOG); exit 1)
 
 # Every package at the version requirements.lock names, then Docent itself on top of them (docs/development.md).
 $(STAMP): pyproject.toml requirements.lock | $(PY)
-	$(PY) -m pip install --quiet -r requirements.lock
-	$(PY) -m pip install --quiet --no-deps -e .
-	touch $(STAMP)
+	@echo "docent: installing Docent and its dependencies (log $(INSTALL_LOG))"
+	@mkdir -p $(dir $(INSTALL_LOG)) && ($(PIP) install --quiet -r requirements.lock \
+		&& $(PIP) install --quiet --no-deps -e .) >>$(INSTALL_LOG) 2>&1 || (tail -n 30 $(INSTALL_LOG); exit 1)
+	@touch $(STAMP)
 
 install: $(STAMP)
 

@@ -159,7 +159,7 @@ def message_stream(request: HttpRequest, pk: int) -> HttpResponse:
     message = _own_message(request, pk)
     pieces = stream_slot_take(services.message_stream(message=message))
     if pieces is None:  # this process serves its limit of streams: the page tries again (429, not a 5xx to log)
-        return HttpResponse("Busy; try again shortly.", status=429, headers={"Retry-After": "2"},
+        return HttpResponse("The server is busy with other answers; this answer follows in a moment.", status=429, headers={"Retry-After": "2"},
                             content_type="text/plain; charset=utf-8")
     response = StreamingHttpResponse(pieces, content_type="text/plain; charset=utf-8")
     response["Cache-Control"] = "no-cache"

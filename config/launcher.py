@@ -16,6 +16,7 @@ import secrets
 import shutil
 import signal
 import socket
+import string
 import subprocess
 import sys
 import time
@@ -220,6 +221,15 @@ def _prepare() -> list[str]:
     return lines
 
 
+# Letters and digits only: a password starting with "-" reads as an option when pasted into a shell.
+_PASSWORD_ALPHABET = string.ascii_letters + string.digits
+
+
+def generated_password(length: int = 16) -> str:
+    """A first-start password that pastes cleanly anywhere: ~95 bits, no '-' or '_' to trip a shell or a double-click."""
+    return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(length))
+
+
 def _ensure_admin() -> str:
     """Create the first account if there is none; say how to sign in, and show a generated password once."""
     from django.contrib.auth import get_user_model
@@ -230,7 +240,7 @@ def _ensure_admin() -> str:
         return (f"sign in as '{existing.get_username()}' (the password set on first start; "
                 f"`python manage.py changepassword {existing.get_username()}` sets a new one)")
     given = os.environ.get("DOCENT_ADMIN_PASSWORD")
-    password = given or secrets.token_urlsafe(12)
+    password = given or generated_password()
     User.objects.create_superuser("admin", "", password)
     if given:
         return "sign in as 'admin' with the password from DOCENT_ADMIN_PASSWORD"

@@ -63,7 +63,9 @@ def _warm_up() -> None:
     sentence_spans("Docent starts. It warms up first.")
     _page_render()
     query_encoder_prepare()
-    import onnxruntime  # noqa: F401 - imported once here rather than by each process's first question
+    # onnxruntime is not imported here: its import starts native threads that a forked process does not
+    # have, and the process then aborts (std::system_error, SIGABRT) or hangs as it exits. Each web process
+    # imports it after the fork, building its session before its first request (config/web_server.py).
     connections.close_all()  # a forked process must not share a database socket with its parent
 
 

@@ -66,3 +66,13 @@ def job_summary(*, job: IndexingJob) -> str:
         seconds = round((job.finished_at - job.created_at).total_seconds())
         line += f" in {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f" in {seconds}s"
     return line
+
+
+def upload_received(*, job: IndexingJob) -> tuple[str, bool]:
+    """The upload's banner and whether it warns: a file refused on arrival (a limit, the quota) is said at once, with why."""
+    received = job.items.count()
+    refused = job.items.filter(status=IndexingJobItem.Status.FAILED).order_by("pk")
+    first = refused.first()
+    if first is None:
+        return f"Received {received} file(s) for indexing.", False
+    return f"Received {received} file(s); {refused.count()} refused. {first.shown_path}: {first.error}.", True

@@ -40,3 +40,11 @@ RELEASE_SOURCE_LABELS = {
     "calendar": "its date against the release calendar",
     "family": "its place in its family",
 }
+
+
+_SLIDE_SUFFIXES = (".pptx", ".odp")
+
+
+def page_label(*, path: str, page: int) -> str:
+    """"slide 3" in a presentation, "p. 3" elsewhere: a chunk's page as its reader turns to it."""
+    return f"slide {page}" if path.lower().endswith(_SLIDE_SUFFIXES) else f"p. {page}"

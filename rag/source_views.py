@@ -29,7 +29,9 @@ def sources(request: HttpRequest) -> HttpResponse:
             except SourceError as exc:
                 form.add_error(None, str(exc))
             else:
-                messages.success(request, f"Added {source.name}. Press Sync now, or wait for its schedule.")
+                then = (f"or it syncs every {source.every_minutes} min" if source.every_minutes
+                        else "it syncs only when someone does (no schedule)")
+                messages.success(request, f"Added {source.name}. Press Sync now; {then}.")
                 return redirect("sources")
         status = 400
     staff = request.user.is_staff  # members read why a sync failed, not where on the server

@@ -103,8 +103,10 @@ def indexing_job_create(
     with transaction.atomic():
         job = IndexingJob.objects.create(
             workspace=workspace, source=source, created_by=created_by, sync_source=sync_source,
-            # Folder names only: the server's own layout is for staff (the admin shows items' paths).
-            description=", ".join(given.expanduser().resolve().name or str(given) for given in paths)[:500],
+            # A source's job is named as the source is; else folder names only: the server's own layout is for
+            # staff (the admin shows items' paths).
+            description=(f"{sync_source.name} (folder)" if sync_source is not None else
+                         ", ".join(given.expanduser().resolve().name or str(given) for given in paths))[:500],
         )
         now = timezone.now()
         items = IndexingJobItem.objects.bulk_create(

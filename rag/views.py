@@ -32,7 +32,7 @@ from rag.selectors import (
     job_list,
     workspace_get,
 )
-from rag.progress import job_progress
+from rag.progress import job_progress, upload_received
 from rag.documents import document_retry_job, documents_remove
 from rag.sentences import sentence_spans
 from rag.storage import StorageUnavailable
@@ -136,7 +136,8 @@ def document_compare(request: HttpRequest, pk: int) -> HttpResponse:
     document = document_get(user=request.user, pk=pk)
     base = document_compare_base(user=request.user, document=document, other_id=int(other) if other else None)
     comparison = document_comparison(first=base, second=document) if base else None
-    return render(request, "rag/compare.html", {"document": document, "comparison": comparison})
+    return render(request, "rag/compare.html", {"document": document, "comparison": comparison,
+                                                "releases": release_labels(workspace_id=document.workspace_id)})
 
 
 @require_http_methods(["GET", "POST"])
@@ -159,7 +160,8 @@ def upload(request: HttpRequest) -> HttpResponse:
             refused = "The file storage cannot be reached just now; nothing was queued. Try again in a minute."
             return render(request, "rag/upload.html", {"form": UploadForm(), "limits": limits, "refused": refused},
                           status=503)
-        messages.info(request, f"Received {job.items.count()} file(s) for indexing.")
+        text, warns = upload_received(job=job)
+        (messages.warning if warns else messages.info)(request, text)
         return redirect("job-detail", pk=job.pk)
     return render(request, "rag/upload.html", {"form": form, "limits": limits})
 

@@ -8,6 +8,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from rag.models import shown_path as _shown_path
+from rag.source_labels import page_label as _page_label
 
 register = template.Library()
 _MARKER = re.compile(r"\[(\d{1,2})\]")
@@ -78,3 +79,27 @@ def iso_date(value) -> str:
 def shown_path(path: str) -> str:
     """A source path as a reader may see it: never the server's folders."""
     return _shown_path(str(path or ""))
+
+
+@register.filter
+def page_label(citation: dict) -> str:
+    """"slide 1" for a presentation's source, "p. 1" for a document's; "" where the format has no pages."""
+    page = citation.get("page")
+    return _page_label(path=str(citation.get("path") or ""), page=page) if page else ""
+
+
+@register.filter
+def below_title(heading_path: str, title: str) -> str:
+    """The section within its document ("Limits > Burst"), the title the line already shows left out."""
+    heading_path, title = str(heading_path or ""), str(title or "")
+    if heading_path == title:
+        return ""
+    return heading_path[len(title) + 3:] if heading_path.startswith(f"{title} > ") else heading_path
+
+
+@register.filter
+def provenance_none(message) -> bool:
+    """Provenance was asked for and shown, yet no source has any: the page says so rather than show nothing."""
+    search = (message.metadata or {}).get("search") or {}
+    asked = (search.get("options") or {}).get("provenance") and (search.get("stats") or {}).get("provenance") == "applied"
+    return bool(asked and message.citations and not any(c.get("provenance") for c in message.citations))

@@ -152,7 +152,7 @@ def resolve_doc_date(parsed: ParsedDocument, mtime: float | None, *, mtime_sourc
         if raw and (value := parse_pdf_date(raw)) is not None:
             return DocDate(value, source)
     for key, source in OFFICE_DATE_SOURCES.get(_OFFICE_FAMILY.get(parsed.format, ""), ()):
-        if (value := parse_loose_date(parsed.office_dates.get(key))) is not None:
+        if (value := parse_loose_date(parsed.office_dates.get(key))) is not None and not _template_date(parsed, value):
             return DocDate(value, source)
     if parsed.format == "markdown" and (value := parse_loose_date(parsed.metadata.get("date"))) is not None:
         return DocDate(value, "frontmatter")
@@ -171,6 +171,26 @@ def resolve_doc_date(parsed: ParsedDocument, mtime: float | None, *, mtime_sourc
     if mtime is not None:
         return DocDate(datetime.fromtimestamp(mtime, tz=UTC), mtime_source)
     return DocDate(None, "unknown")
+
+
+# The package's own time stamp has no time zone: a core date this much older is still the same save.
+_PACKAGE_STAMP_SLACK = timedelta(days=1)
+# The core dates python-docx's and python-pptx's default templates carry: copied into every file they write
+# and never updated, so a file made with them today says 2013 unless its maker set a date.
+LIBRARY_TEMPLATE_DATES = frozenset({
+    datetime(2013, 12, 23, 23, 15, tzinfo=UTC),  # python-docx default.docx: created and modified
+    datetime(2013, 1, 27, 9, 14, 16, tzinfo=UTC),  # python-pptx default.pptx: created
+    datetime(2013, 1, 27, 9, 15, 58, tzinfo=UTC),  # python-pptx default.pptx: modified
+})
+
+
+def _template_date(parsed: ParsedDocument, value: datetime) -> bool:
+    """A library template's core date in a package zipped later: the file's other evidence (its modification
+    time, the upload) wins over it. A date its maker set is kept, and so is any date in a package without
+    time stamps (Word, LibreOffice), where nothing says it is wrong."""
+    written = parsed.office_dates.get("package_written")
+    return (_as_utc(value) in LIBRARY_TEMPLATE_DATES and isinstance(written, datetime)
+            and _as_utc(value) < _as_utc(written) - _PACKAGE_STAMP_SLACK)
 
 
 def _header_date(parsed: ParsedDocument, name: str) -> datetime | None:

@@ -28,11 +28,15 @@
         });
     };
     fetch(url).then(function (response) {
+      var waiting = article.querySelector(".stream-wait");
       if (response.status === 429) {
         var wait = 1000 * (parseFloat(response.headers.get("Retry-After")) || 2);
+        // The server's reason, shown in the answer's place: a busy server is not a hung answer.
+        response.text().then(function (reason) { if (waiting) waiting.textContent = reason; });
         setTimeout(function () { article.dataset.streamUrl = url; stream(article); }, wait);
         return;
       }
+      if (waiting) waiting.textContent = "";
       target.textContent = "";  // each stream sends the whole text so far
       if (!response.body) return response.text().then(function (t) { target.textContent += t; done(); });
       var reader = response.body.getReader();
@@ -49,8 +53,12 @@
   }
 
   // The question box keeps whatever was typed while an answer was on its way: only the text sent leaves it.
+  // htmx fires htmx:beforeSwap on the target (#messages, beside the form), so the form is found through the
+  // element that sent the request, not the event's target.
   function askForm(event) {
-    return event.target && event.target.closest ? event.target.closest("form.ask") : null;
+    var config = event.detail && event.detail.requestConfig;
+    var elt = (config && config.elt) || event.target;
+    return elt && elt.closest ? elt.closest("form.ask") : null;
   }
 
   // Refusals that carry a page to show: a question refused (429: too many, or an answer pending) shows its

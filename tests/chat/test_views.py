@@ -170,3 +170,25 @@ def test_hide_duplicate_passages_says_what_it_hid_and_unticked_shows_them(
     assert stats["variants_filtered"] == stats["near_duplicates_removed"] == 0
     page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
     assert "duplicate passages shown (“Hide duplicate passages” is off)" in page
+
+
+def test_answers_name_sections_once_slides_as_slides_and_say_when_provenance_has_nothing(logged_in_client,
+                                                                                           conversation):
+    Message.objects.create(
+        conversation=conversation, role="assistant", content="Nothing in the documents answers that.",
+        metadata={"mode": "extractive", "abstained": True, "closest": [
+            {"chunk_id": 1, "document_id": 1, "document_title": "Gateway Guide", "heading_path": "Gateway Guide > Limits"},
+            {"chunk_id": 2, "document_id": 2, "document_title": "Release 3.0 Overview",
+             "heading_path": "Release 3.0 Overview"}]})
+    cited = {"n": 1, "chunk_id": 3, "document_id": 3, "document_title": "Release 3.0 Overview", "page": 1,
+             "path": "uploads/overview.pptx", "doc_date": "2025-01-01", "sentence_ids": ["3.0"], "provenance": []}
+    Message.objects.create(
+        conversation=conversation, role="assistant", content="The release ships in March [1].",
+        metadata={"mode": "extractive", "citations": [cited],
+                  "search": {"options": {"provenance": True}, "stats": {"provenance": "applied"}}})
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    closest = page[page.index('class="closest-list"'):page.index("</ul>", page.index('class="closest-list"'))]
+    assert "Gateway Guide</a> <span class=\"muted\">· Limits</span>" in closest
+    assert "· Gateway Guide" not in closest and "· Release 3.0 Overview" not in closest
+    assert '<span class="muted">slide 1</span>' in page and "p. 1" not in page
+    assert "Provenance: each of these sources comes from one document" in page

@@ -42,14 +42,19 @@ WEB_PROCESS = textwrap.dedent("""
 """)
 
 
+def _web_env() -> dict[str, str]:
+    """A web process of `make run` on the tests' database, Redis and DATA_DIR, encoding questions with ONNX."""
+    return {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL,
+            "DATA_DIR": str(settings.DATA_DIR), "EMBEDDING_ENCODER": "minilm", "QUERY_ENCODER": "",
+            "QUERY_ENCODER_THREADS": "0", "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
+
+
 @pytest.mark.real_encoder
 def test_answering_in_a_web_process_leaves_torch_unimported(transactional_db, django_db_serialized_rollback, user,
                                                              conversation, api_versions, licensed) -> None:
     """The subprocess sees only committed rows, hence transactional_db; serialized rollback keeps the
     seeded license tiers that transactional tests flush."""
-    env = {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL,
-           "DATA_DIR": str(settings.DATA_DIR), "EMBEDDING_ENCODER": "minilm", "QUERY_ENCODER": "",
-           "QUERY_ENCODER_THREADS": "0", "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
+    env = _web_env()
     done = subprocess.run([sys.executable, "-c", WEB_PROCESS, str(user.pk), str(conversation.pk),
                            "How many requests per minute may an API key send?"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -60,3 +65,34 @@ def test_answering_in_a_web_process_leaves_torch_unimported(transactional_db, dj
     assert seen["encoder"] == "all-MiniLM-L6-v2+onnx"
     assert seen["threads"] == max(1, (os.cpu_count() or 1) // 2)
     assert not seen["torch"] and not seen["sentence_transformers"]
+
+
+# gunicorn's master and one web process, forked as --preload forks them; the process then exits as a worker
+# told to stop does (sys.exit: interpreter finalization, native destructors and all).
+FORKED_WEB_PROCESS = textwrap.dedent("""
+    import os, sys
+    from types import SimpleNamespace
+    import config.wsgi
+    print("onnxruntime in the master:", "onnxruntime" in sys.modules, flush=True)
+    pid = os.fork()
+    if pid == 0:
+        from config.web_server import post_worker_init
+        from rag import embeddings
+        post_worker_init(SimpleNamespace(cfg=SimpleNamespace(workers=2)))
+        embeddings.get_query_encoder().encode(["Where is the badge office?"])
+        sys.exit(0)
+    _, status = os.waitpid(pid, 0)
+    print("web process:", os.waitstatus_to_exitcode(status), flush=True)
+""")
+
+
+@pytest.mark.real_encoder
+def test_a_forked_web_process_stops_cleanly(transactional_db, django_db_serialized_rollback) -> None:
+    env = _web_env()
+    done = subprocess.run([sys.executable, "-c", FORKED_WEB_PROCESS], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "std::system_error" not in done.stderr, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert "onnxruntime in the master: False" in lines
+    assert lines[-1] == "web process: 0"  # not -6 (SIGABRT as the thread pool is torn down)

@@ -152,3 +152,11 @@ def test_make_run_says_where_the_admin_password_comes_from(monkeypatch):
     password = line.removeprefix("sign in as 'admin' with the password ").split(" ")[0]
     assert line.endswith("(generated now and shown only this once: keep it)")
     assert authenticate(username="admin", password=password)  # the password shown is the one that works
+
+
+def test_a_generated_admin_password_is_letters_and_digits_only():
+    from config.launcher import generated_password
+
+    passwords = {generated_password() for _ in range(2000)}
+    assert len(passwords) == 2000
+    assert all(password.isalnum() and password.isascii() and len(password) == 16 for password in passwords)

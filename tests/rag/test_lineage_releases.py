@@ -57,3 +57,10 @@ def test_a_document_page_shows_its_release_and_the_label_its_file_gave(logged_in
     document = releases.documents.get(version_label="3.0.0")
     page = logged_in_client.get(f"/documents/{document.pk}/").content.decode()
     assert "<dd>3.0 <span class=\"muted\">(labelled 3.0.0 · from" in page
+
+
+def test_the_compare_page_shows_the_release_as_the_document_page_does(logged_in_client, releases):
+    newer, older = releases.documents.get(version_label="3.0.0"), releases.documents.get(path="/d/user-guide-2.1.md")
+    page = logged_in_client.get(f"/documents/{newer.pk}/compare/?with={older.pk}").content.decode()
+    assert "<h1>Changes from 2.1 to 3.0</h1>" in page
+    assert "· 3.0 ·" in page and "· 3.0.0 ·" not in page and "Added in 3.0<" in page

@@ -9,7 +9,9 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+import docx
 import msoffcrypto
+import pptx
 import pytest
 
 from rag.ingest.chunking import chunk_document
@@ -183,3 +185,31 @@ def test_zip_entry_count_reads_the_end_record_and_is_not_fooled_by_it() -> None:
 def test_an_office_file_over_the_unpacked_limit_is_refused() -> None:
     with pytest.raises(ParseError, match=r"^refused \.pptx: it would unpack to \d+ MB, over the 0 MB limit"):
         parse_document(Path("deck.pptx"), write_pptx(), limits=ParseLimits(max_unpacked_bytes=1000))
+
+
+@pytest.mark.parametrize("suffix", ["docx", "pptx"])
+def test_a_library_templates_2013_core_dates_lose_to_the_files_own_modification_time(suffix: str) -> None:
+    made = docx.Document() if suffix == "docx" else pptx.Presentation()
+    if suffix == "docx":
+        made.add_paragraph("The badge office is in room B-214.")
+    else:
+        slide = made.slides.add_slide(made.slide_layouts[1])
+        slide.shapes.title.text = "Badges"
+        slide.placeholders[1].text_frame.text = "The badge office is in room B-214."
+    buffer = io.BytesIO()
+    made.save(buffer)
+    parsed = parse_document(Path(f"badges.{suffix}"), buffer.getvalue())
+    assert parsed.office_dates["modified"].year == 2013  # the template's, never updated
+
+    saved = datetime(2026, 3, 2, 10, 0, tzinfo=UTC).timestamp()
+    date = resolve_doc_date(parsed, saved, mtime_source="mtime")
+    assert (date.value.year, date.source) == (2026, "mtime")
+
+    # A date someone set (modified moved away from the template's created) is still the document's.
+    deliberate = parse_document(Path(f"dated.{suffix}"), write_docx() if suffix == "docx" else write_pptx())
+    assert resolve_doc_date(deliberate, saved).source == "office_modified"
+    made.core_properties.created = made.core_properties.modified = datetime(2024, 5, 6, 9, 30, tzinfo=UTC)
+    buffer = io.BytesIO()
+    made.save(buffer)
+    both_set = parse_document(Path(f"set.{suffix}"), buffer.getvalue())
+    assert resolve_doc_date(both_set, saved).value == datetime(2024, 5, 6, 9, 30, tzinfo=UTC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -12,6 +13,7 @@ from django.utils import timezone
 from rag.models import IndexingJob, Source
 from rag.sources.services import source_add, sources_due
 from rag.sources.tasks import sync_due_sources, sync_source
+from tests.rag.source_support import GitRepo, sync_here
 from tests.factories import UserFactory, WorkspaceFactory
 
 
@@ -112,3 +114,28 @@ def test_members_read_why_a_sync_failed_but_not_where_staff_read_all(client, wor
     client.force_login(staff)
     page = client.get("/documents/sources/").content.decode()
     assert f"the folder {share} is gone" in page and "Failed to resolve &#x27;git.internal.example&#x27;" in page
+
+
+def test_a_sources_jobs_are_named_for_it_and_a_git_jobs_copies_say_which_tag(staff_client, staff_user, workspace,
+                                                                             share, tmp_path):
+    workspace.members.add(staff_user)
+    added = staff_client.post("/documents/sources/", {"name": "handbook", "kind": "folder", "location": str(share),
+                                                      "every_minutes": "0"}, follow=True)
+    said = added.content.decode()
+    assert "wait for its schedule" not in said and "only when someone does" in said
+    folder = Source.objects.get(name="handbook")
+    job = sync_here(folder.pk)
+    assert job.description == "handbook (folder)"  # not the folder's last name ("share")
+
+    repo = GitRepo(tmp_path / "docs-repo")
+    repo.commit({"docs/settings.md": "# Settings\n\nThe port is 8080.\n"})
+    repo.tag("v1.0")
+    repo.commit({"docs/settings.md": "# Settings\n\nThe port is 9090.\n"})
+    repo.tag("v2.0")
+    repo.commit({"docs/settings.md": "# Settings\n\nThe port is 9443.\n"})
+    git = source_add(workspace=workspace, name="docs", kind="git", location=str(repo.path))
+    job = sync_here(git.pk)
+    rows = [row for row in staff_client.get(f"/jobs/{job.pk}/").content.decode().split("<tr>")
+            if "docs/settings.md" in row]
+    badges = sorted(re.search(r'<span class="badge" title="[^"]*">([^<]+)</span>', row).group(1) for row in rows)
+    assert badges == ["branch head", "v1.0", "v2.0"]  # each copy of the one path says which it is

@@ -107,3 +107,19 @@ def test_document_text_is_escaped(logged_in_client, workspace, tmp_path):
         body = logged_in_client.get(url).content.decode()
         assert "<script>alert(1)" not in body and "<img src=x" not in body
         assert "&lt;script&gt;" in body or "&lt;img" in body
+
+
+def test_a_failed_document_says_it_failed_why_and_what_to_do(logged_in_client, workspace, tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "handbook.docx").write_bytes(b"this is not a zip, whatever its name says")
+    _index_folder(workspace, folder)
+    document = Document.objects.get(workspace=workspace)
+    assert document.status == Document.Status.FAILED
+
+    page = logged_in_client.get(f"/documents/{document.pk}/").content.decode()
+    failed = page[page.index('id="document-failed"'):page.index("</section>", page.index('id="document-failed"'))]
+    assert "This file could not be indexed" in failed and document.error in failed
+    assert "What to do:" in failed and "Try again" in failed
+    assert "(from —)" not in page and "Date unknown" not in page
+    assert "not read: indexing failed before the format was checked" in page

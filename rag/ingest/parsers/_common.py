@@ -297,6 +297,8 @@ def table_row_texts(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
     """
     header = [squash(cell) for cell in header]
     texts: list[str] = []
+    if len(header) < 2:
+        rows = [header, *rows]  # one cell names no columns: it is a row like the others, not to be dropped
     for row in rows:
         cells = [squash(cell) for cell in row]
         if not any(cells):

@@ -12,7 +12,7 @@ import io
 import struct
 import zipfile
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import IO, Any, TypeVar
 from xml.etree import ElementTree
 
@@ -124,10 +124,11 @@ def open_package(open_with: Callable[[io.BytesIO], Package], data: bytes, kind: 
         raise ParseError(f"not a readable .{kind}: the file is damaged ({type(error).__name__})") from error
 
 
-def core_metadata(properties: Any) -> tuple[dict[str, str], dict[str, datetime]]:
+def core_metadata(properties: Any, bundle: zipfile.ZipFile | None = None) -> tuple[dict[str, str], dict[str, datetime]]:
     """Metadata and dates from OOXML core properties (python-docx, python-pptx and openpyxl
     name them alike, openpyxl in camelCase). The revision is kept as metadata only: it counts
-    saves, it is not a release."""
+    saves, it is not a release. With the package, "package_written" is when its parts were
+    zipped, which rag.ingest.dates weighs the core dates against (a template's stay behind)."""
     metadata: dict[str, str] = {}
     for key, names in (
         ("title", ("title",)), ("subject", ("subject",)), ("author", ("author", "creator")),
@@ -144,7 +145,25 @@ def core_metadata(properties: Any) -> tuple[dict[str, str], dict[str, datetime]]
                            ("created", getattr(properties, "created", None)))
         if isinstance(value, datetime)
     }  # fmt: skip
+    if bundle is not None and (written := package_written(bundle)) is not None:
+        dates["package_written"] = written
     return metadata, dates
+
+
+def package_written(bundle: zipfile.ZipFile) -> datetime | None:
+    """The newest time stamp of the package's parts, or None where the writer stamps none.
+
+    Libraries (python-docx, python-pptx, openpyxl) stamp each part with the time they zip it;
+    Word and LibreOffice leave the DOS epoch (1980), which says nothing. The stamp has no
+    time zone: it is read as UTC, a day's slack is left for that where it is compared.
+    """
+    stamps = [member.date_time for member in bundle.infolist() if member.date_time[0] > 1980]
+    if not stamps:
+        return None
+    try:
+        return datetime(*max(stamps), tzinfo=UTC)
+    except ValueError:  # a damaged stamp (month 0, day 31 of a 30-day month)
+        return None
 
 
 def custom_properties(bundle: zipfile.ZipFile) -> dict[str, str]:

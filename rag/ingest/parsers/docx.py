@@ -37,7 +37,7 @@ _BODY_OUTLINE_LEVEL = 9  # Word's "body text" outline level
 def parse_docx(stem: str, data: bytes, *, max_unpacked_bytes: int) -> ParsedDocument:
     bundle = checked_zip(data, "docx", max_unpacked_bytes=max_unpacked_bytes)
     document = open_package(docx.Document, data, "docx")
-    metadata, office_dates = core_metadata(document.core_properties)
+    metadata, office_dates = core_metadata(document.core_properties, bundle)
     with_custom_version(metadata, custom_properties(bundle))
 
     blocks: list[Block] = []

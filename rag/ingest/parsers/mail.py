@@ -93,8 +93,11 @@ def _mail_document(
 ) -> ParsedDocument:
     title = subject or stem
     body = parse_html(stem, html) if html and html.strip() else parse_text(stem, plain) if plain and plain.strip() else None
-    # The body's own title (an HTML <title>, a first line) gives way to the subject.
+    # The body's own title (an HTML <title>, a first line) gives way to the subject; unless it is the subject
+    # again, it stays as the body's first text: a short mail's one line is its whole message.
     sections = [replace(section, heading_path=(title, *section.heading_path[1:])) for section in body.sections] if body else []
+    if body and squash(body.title) not in ("", squash(title), squash(stem)):
+        sections.insert(0, Section((title,), 0, squash(body.title)))
     header = "\n".join(line for line in (f"From: {sender}" if sender else "", f"To: {to}" if to else "",
                                          f"Cc: {cc}" if cc else "", f"Subject: {subject}" if subject else "") if line)
     if header:

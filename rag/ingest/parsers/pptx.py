@@ -27,7 +27,7 @@ _CONTINUED = re.compile(r"[\s,:-]*[(\[]?\s*(?:cont(?:inued|'d|d|\.)?|\d+\s*/\s*\
 def parse_pptx(stem: str, data: bytes, *, max_unpacked_bytes: int) -> ParsedDocument:
     bundle = checked_zip(data, "pptx", max_unpacked_bytes=max_unpacked_bytes)
     presentation = open_package(pptx.Presentation, data, "pptx")
-    metadata, office_dates = core_metadata(presentation.core_properties)
+    metadata, office_dates = core_metadata(presentation.core_properties, bundle)
     with_custom_version(metadata, custom_properties(bundle))
 
     slides: list[tuple[str, list[str]]] = []

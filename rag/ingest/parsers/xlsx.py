@@ -24,7 +24,7 @@ def parse_xlsx(stem: str, data: bytes, *, max_unpacked_bytes: int, max_cells_per
     bundle = checked_zip(data, "xlsx", max_unpacked_bytes=max_unpacked_bytes, streamed=("xl/worksheets/",))
     workbook = open_package(lambda stream: openpyxl.load_workbook(stream, read_only=True, data_only=True), data, "xlsx")
     try:
-        metadata, office_dates = core_metadata(workbook.properties)
+        metadata, office_dates = core_metadata(workbook.properties, bundle)
         with_custom_version(metadata, custom_properties(bundle))
         title = placeholder_free(metadata.get("title")) or stem
         sections: list[Section] = []

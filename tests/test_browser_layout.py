@@ -1,0 +1,113 @@
+"""Where things sit on the page (static/css/docent.css), at a phone's, a laptop's and a wide screen's width.
+
+The other browser tests find controls by selector, so a box squeezed into a corner passes them; these
+measure boxes. Headless Chromium via Playwright; screenshots land in test-artifacts/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.models import Conversation
+from tests.browser_support import log_in
+from tests.chat.test_browser import ARTIFACTS, browser_page  # noqa: F401 (a fixture)
+from tests.chat.test_browser import pytestmark as BROWSER_MARKS
+from tests.factories import UserFactory, WorkspaceFactory
+
+pytestmark = BROWSER_MARKS
+
+WIDTHS = (390, 1366, 1920)
+
+
+@pytest.fixture
+def staff_workspace(transactional_db, django_db_serialized_rollback):
+    staff = UserFactory(username="staff", is_staff=True)
+    workspace = WorkspaceFactory(slug="handbook", name="Handbook", members=[staff])
+    return Conversation.objects.create(user=staff, workspace=workspace, title="Badges")
+
+
+def _box(page, selector: str) -> dict:
+    box = page.locator(selector).first.bounding_box()
+    assert box, f"{selector} is not shown"
+    return box
+
+
+def _no_sideways_scroll(page) -> None:
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), "the page scrolls sideways"
+
+
+def _under_or_beside(button: dict, field: dict) -> bool:
+    under = button["y"] >= field["y"] + field["height"] - 1
+    beside = button["x"] >= field["x"] + field["width"] - 1 and button["y"] < field["y"] + field["height"]
+    return under or beside
+
+
+def _fields_span_their_form(page, form: str, *, share: float) -> None:
+    """Each text box of `form` is at least `share` of the form's width, and inside the window."""
+    form_box = _box(page, form)
+    for control in page.locator(f"{form} textarea:visible, {form} input[type=text]:visible, "
+                                f"{form} input[type=url]:visible, {form} input[type=file]:visible").all():
+        box = control.bounding_box()
+        name = control.get_attribute("name")
+        assert box["width"] >= share * form_box["width"] - 1, (name, box, form_box)
+        assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"] + 1, (name, box)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_question_box_spans_the_chat_column_and_the_button_sits_under_or_beside_it(
+        browser_page, live_server, staff_workspace, width):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, live_server.url, "staff", start=f"/chat/{staff_workspace.pk}/")
+    page.screenshot(path=str(ARTIFACTS / f"layout-chat-{width}.png"))
+    column, question, ask = _box(page, "section.chat-main"), _box(page, "#id_question"), _box(page, "form.ask button")
+    assert question["width"] >= 0.75 * column["width"], (question, column)
+    assert question["x"] <= column["x"] + 1
+    assert _under_or_beside(ask, question), (ask, question)
+    _no_sideways_scroll(page)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_documents_upload_and_sources_pages_keep_their_fields_wide_and_buttons_in_reach(
+        browser_page, live_server, staff_workspace, width):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, live_server.url, "staff", start="/documents/")
+    for name, path, form, button in (
+        ("documents", "/documents/", "form.filters", "form.filters button[type=submit]"),
+        ("upload", "/documents/upload/", "form[data-file-info]", "form[data-file-info] button[type=submit]"),
+        ("sources", "/documents/sources/", "form.stacked", "form.stacked button.primary"),
+    ):
+        page.goto(f"{live_server.url}{path}")
+        page.screenshot(path=str(ARTIFACTS / f"layout-{name}-{width}.png"), full_page=True)
+        _no_sideways_scroll(page)
+        if name != "documents":
+            _fields_span_their_form(page, form, share=0.5 if width < 600 else 0.3)
+        fields = page.locator(f"{form} input:visible, {form} select:visible, {form} textarea:visible").all()
+        last = max((field.bounding_box() for field in fields), key=lambda box: box["y"] + box["height"])
+        assert _under_or_beside(_box(page, button), last), (name, last)
+        if name == "sources":
+            minutes = _box(page, "#id_every_minutes")
+            assert minutes["height"] >= 30, "the minutes field is styled like the others"
+
+
+def test_a_failed_documents_page_leads_with_the_failure_and_what_to_do(browser_page, live_server, staff_workspace,
+                                                                        tmp_path):
+    from rag.jobs.run import job_item_run
+    from rag.models import Document
+    from rag.uploads import indexing_job_create
+
+    (tmp_path / "handbook.docx").write_bytes(b"this is not a zip, whatever its name says")
+    job = indexing_job_create(workspace=staff_workspace.workspace, paths=[tmp_path], enqueue=False)
+    for item_id in job.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)
+    document = Document.objects.get(workspace=staff_workspace.workspace)
+    page = browser_page
+    page.set_viewport_size({"width": 1366, "height": 900})
+    log_in(page, live_server.url, "staff", start=f"/documents/{document.pk}/")
+    page.screenshot(path=str(ARTIFACTS / "failed-document.png"))
+    failed = page.locator("#document-failed")
+    assert failed.is_visible() and failed.bounding_box()["y"] < _box(page, "dl.meta")["y"]  # above the details
+    assert "This file could not be indexed" in failed.inner_text() and "What to do:" in failed.inner_text()
+    shown = page.locator("main").inner_text()
+    assert "(from —)" not in shown and "no version label found" not in shown
