@@ -17,7 +17,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
 from chat.api import router as chat_router
-from rag.api import BadInput, TokenOrSession, router as search_router
+from rag.api import TokenOrSession, router as search_router
 from rag.retrieval import SearchOptionError, validation_message
 
 api = NinjaAPI(

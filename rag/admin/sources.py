@@ -17,7 +17,7 @@ class SourceAdminForm(forms.ModelForm):
 
     class Meta:
         model = Source
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007 - the ModelAdmin's own fields and read-only fields choose what shows
 
     def clean(self) -> dict:
         data = super().clean()

@@ -14,7 +14,6 @@ from itertools import count
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 from django.test import Client

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
-from rag.models import IndexingJob, Source
+from rag.models import Source
 from rag.sources.services import source_add, sources_due
 from rag.sources.tasks import sync_due_sources, sync_source
 from tests.rag.source_support import GitRepo, sync_here
