@@ -38,6 +38,9 @@ MERGE_LOCK_TIMEOUT_SECONDS = env.int("MERGE_LOCK_TIMEOUT_SECONDS", default=30)
 # Cosine at or above which a chunk of one document has a counterpart in another (the same passage,
 # perhaps reworded or with changed values): below CONTRADICTION_THRESHOLD, since versions drift.
 FAMILY_COUNTERPART_THRESHOLD = env.float("FAMILY_COUNTERPART_THRESHOLD", default=0.80)
+# The same for the text under a document's title, before its first heading, matched only to such text: a release
+# that moves a sentence from one opening chunk to the next still says it (Django's tutorial: 0.70).
+FAMILY_OPENING_COUNTERPART_THRESHOLD = env.float("FAMILY_OPENING_COUNTERPART_THRESHOLD", default=0.65)
 # Under the same heading (labels stripped) a looser match is a counterpart too: a section rewritten for a release.
 FAMILY_HEADING_COUNTERPART_THRESHOLD = env.float("FAMILY_HEADING_COUNTERPART_THRESHOLD", default=0.70)
 # Share of either document's chunks with a counterpart in the other that makes them versions of one another.

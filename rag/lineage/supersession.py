@@ -16,8 +16,11 @@ from rag.models import Chunk
 def chunks_supersede(order: list[int], latest: set[int], copies: dict[int, int], related: dict[int, set[int]],
                      vectors: VectorCache) -> None:
     """Each chunk of an older member: superseded by its counterpart in the newest related member that has one
-    (same heading once labels are stripped, else the nearest chunk above the threshold), or retired."""
+    (same heading once labels are stripped, else the nearest chunk above the threshold, else for the text under
+    the title alone the closest such text above a looser threshold: chunk boundaries move between releases), or
+    retired."""
     threshold = settings.FAMILY_COUNTERPART_THRESHOLD
+    opening_threshold = settings.FAMILY_OPENING_COUNTERPART_THRESHOLD
     superseded: dict[int, int] = {}
     retired: list[int] = []
     current: list[int] = []
@@ -39,6 +42,9 @@ def chunks_supersede(order: list[int], latest: set[int], copies: dict[int, int],
             # above the threshold.
             same = (older.headings[:, None] == newer.headings[None, :]) & (older.headings[:, None] != 0)
             by_heading = np.where(same, scores, -np.inf).argmax(axis=1)
+            # The text under the title alone (no heading of its own, in both): the closest of it, if close at all.
+            opening = (older.headings[:, None] == 0) & (newer.headings[None, :] == 0)
+            by_opening = np.where(opening, scores, -np.inf).argmax(axis=1)
             nearest = scores.argmax(axis=1)
             for row, chunk_id in enumerate(older.ids):
                 if chunk_id in counterpart:
@@ -47,6 +53,8 @@ def chunks_supersede(order: list[int], latest: set[int], copies: dict[int, int],
                     counterpart[chunk_id] = newer.ids[int(by_heading[row])]
                 elif scores[row, nearest[row]] >= threshold:
                     counterpart[chunk_id] = newer.ids[int(nearest[row])]
+                elif opening[row, by_opening[row]] and scores[row, by_opening[row]] >= opening_threshold:
+                    counterpart[chunk_id] = newer.ids[int(by_opening[row])]
         for chunk_id in older.ids:
             if chunk_id in counterpart:
                 superseded[chunk_id] = counterpart[chunk_id]
