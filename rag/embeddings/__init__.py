@@ -37,6 +37,7 @@ from rag.embeddings.choice import (
     ENCODER_ENV_VAR,
     QUERY_TWINS,
     Encoder,
+    encoder_build,
     get_encoder,
     get_query_encoder,
     query_encoder_choice,
@@ -50,9 +51,9 @@ from rag.embeddings.sentence_transformer import SentenceTransformerEncoder
 
 __all__ = ["DEFAULT_ENCODER", "EMBEDDING_DIM", "ENCODER_ENV_VAR", "MINILM_NAME", "QUERY_TWINS", "Encoder",
            "HashingEncoder", "OnnxEncoder", "SentenceTransformerEncoder", "embed_with_cache",
-           "embed_with_process_cache", "encode_query", "get_encoder", "get_query_encoder", "minilm_max_tokens",
-           "minilm_path", "query_encoder_choice", "query_encoder_prepare", "query_warm_up", "reset_encoder",
-           "text_hash", "warm_up"]
+           "embed_with_process_cache", "encode_query", "encoder_build", "get_encoder", "get_query_encoder",
+           "minilm_max_tokens", "minilm_path", "query_encoder_choice", "query_encoder_prepare", "query_warm_up",
+           "reset_encoder", "text_hash", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
