@@ -23,6 +23,8 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Every benchmark and fault run, then one table of targets; the real corpus is built (or reused) first, as
+# `make eval-real` does. `benchmarks/run_all.py --smoke` is the suite's check that each script still runs.
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
