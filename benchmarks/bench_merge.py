@@ -251,7 +251,8 @@ def main() -> int:
     from rag.models import CanonicalRecord, Contradiction, Workspace
 
     Workspace.objects.filter(slug__startswith=PREFIX).delete()
-    failures = shared_chunk_case(args.shared) if args.shared else 0
+    if args.shared:
+        shared_chunk_case(args.shared)
     print(f"merge threshold {settings.MERGE_THRESHOLD}, contradiction threshold {settings.CONTRADICTION_THRESHOLD}, "
           f"{settings.MERGE_NEIGHBOURS} neighbours per chunk, exact scan up to {settings.MERGE_EXACT_SCAN_MAX_CHUNKS} "
           f"chunks, ef_search >= {settings.MERGE_EF_SEARCH}", flush=True)
@@ -293,12 +294,10 @@ def main() -> int:
             print(f"  incremental (document by document, random order): {incremental:.1f}s, "
                   f"{chunks / incremental:.0f} chunks/s, {verdict}", flush=True)
             target("", f"document-by-document merging gives the rebuild's records at {chunks:,} chunks", verdict, same)
-            failures += not same
         target("", f"merge precision and recall >= 0.98 at {chunks:,} chunks",
                f"precision {precision:.4f}, recall {recall:.4f}", precision >= 0.98 and recall >= 0.98)
         target("", f"a second rebuild changes nothing at {chunks:,} chunks",
                "no changes" if idempotent else "changed things", idempotent)
-        failures += not idempotent or precision < 0.98 or recall < 0.98
         rows.append((size, chunks, stats.seconds, precision, recall, incremental, cpu))
         if size == max(args.sizes):
             for name, elapsed, queries in admin_pages(workspace):
@@ -319,7 +318,7 @@ def main() -> int:
                f"{growth:.1f}x (CPU {cpu_growth:.1f}x); load average now {os.getloadavg()[0]:.1f} on "
                f"{os.cpu_count()} CPUs", growth <= 12 * (large[1] / small[1]) / 10)
     print(f"peak RSS {peak_rss_mb():.0f} MB")
-    return 1 if failures else 0
+    return 0  # a missed target is a MISSED TARGET line, not an exit status (run_all.py counts exits as crashes)
 
 
 def _records(workspace):

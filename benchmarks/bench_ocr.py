@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -103,7 +102,7 @@ def main() -> int:
     target("25", f"OCR character accuracy >= {TARGET} on damaged scans",
            f"{overall:.4f} over {args.pages} pages; {summary['pages_per_second']:.3f} pages/s, "
            f"{summary['cpu_seconds_per_page']:.1f} CPU-s a page", overall >= TARGET)
-    return 0 if overall >= TARGET else 1
+    return 0  # a missed target is a MISSED TARGET line, not an exit status (run_all.py counts exits as crashes)
 
 
 if __name__ == "__main__":
