@@ -36,12 +36,15 @@ test: $(STAMP)
 # The checks .ci/run makes before the suite: imports match declared dependencies, and the lint.
 check: $(STAMP)
 	$(VENV)/bin/deptry .
+	$(VENV)/bin/ruff check .
 
 # requirements.lock again from pyproject.toml, after a dependency changed there (docs/development.md).
 lock: $(STAMP)
 	$(VENV)/bin/pip-compile --quiet --extra dev --strip-extras --no-emit-index-url --no-emit-find-links \
 		--output-file requirements.lock pyproject.toml
 
+# Every benchmark and fault run, then one table of targets; the real corpus is built (or reused) first, as
+# `make eval-real` does. `benchmarks/run_all.py --smoke` is the suite's check that each script still runs.
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 

@@ -43,6 +43,8 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"  # `run_all.py --quick`: smaller runs, the same targets
+# `run_all.py --smoke` (the test suite's): the smallest run that goes through every step; its figures mean nothing.
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 TARGET_PREFIX = "TARGET "
 
 
@@ -51,10 +53,12 @@ def machine_load() -> str:
     return f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
 
 
-def target(issue: str, name: str, figure: str, met: bool) -> None:
-    """One target's verdict: a line for the reader, and a `TARGET {json}` line for run_all.py's table."""
+def target(issue: str, name: str, figure: str, met: bool, *, estimated: bool = False) -> None:
+    """One target's verdict: a line for the reader, and a `TARGET {json}` line for run_all.py's table, the
+    only lines it reads. `estimated`: the figure is modelled (from a sampled rate), not measured."""
     import json
 
-    print(f"[{'MET' if met else 'MISSED'}] {name}: {figure}", flush=True)
+    shown = f"{figure} (estimated)" if estimated else figure
+    print(f"[{'MET' if met else 'MISSED'}] {name}: {shown}", flush=True)
     print(TARGET_PREFIX + json.dumps({"issue": issue, "target": name, "figure": figure, "met": bool(met),
-                                      "load": machine_load()}), flush=True)
+                                      "estimated": estimated, "load": machine_load()}), flush=True)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import QUICK, machine_load, target  # noqa: E402
+from _setup import QUICK, SMOKE, machine_load, target  # noqa: E402
 
 SEED = 20250315
 
@@ -225,10 +225,10 @@ def _query_ms(encoder) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--passages", type=int, default=100 if QUICK else 300)
+    parser.add_argument("--passages", type=int, default=8 if SMOKE else 100 if QUICK else 300)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=2, help="timed passes per variant; the fastest counts")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
+    parser.add_argument("--rounds", type=int, default=1 if SMOKE else 2, help="timed passes per variant; the fastest counts")
+    parser.add_argument("--variants", default="fp32,onnx" if SMOKE else ",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from datetime import UTC
 from pathlib import Path
 
-from _setup import django_setup, peak_rss_mb
+from _setup import SMOKE, django_setup, peak_rss_mb, target
 
 PREFIX = "bench-merge"
 
@@ -229,17 +229,19 @@ def shared_chunk_case(documents: int) -> int:
           f"{1000 * first:.1f} ms per document over the first tenth, {1000 * last:.1f} ms over the last "
           f"({last / first:.1f}x); taking one member out {1000 * detach:.0f} ms; record "
           f"{'right' if right else 'WRONG'} ({record.merge_count + 1} members)", flush=True)
+    target("", f"one chunk shared by {documents:,} documents: one record, right after a member leaves",
+           f"{record.merge_count + 1} members; {last / first:.1f}x per document from the first tenth to the last", right)
     workspace.delete()
     return 0 if right else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[300] if SMOKE else [10_000, 100_000])
     parser.add_argument("--incremental-max", type=int, default=10_000,
                         help="also time document-by-document merging up to this many chunks")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark workspaces")
-    parser.add_argument("--shared", type=int, default=5000, help="documents sharing one chunk (0: skip the case)")
+    parser.add_argument("--shared", type=int, default=20 if SMOKE else 5000, help="documents sharing one chunk (0: skip the case)")
     args = parser.parse_args()
     django_setup(encoder="hashing")
     from django.conf import settings
@@ -249,7 +251,8 @@ def main() -> int:
     from rag.models import CanonicalRecord, Contradiction, Workspace
 
     Workspace.objects.filter(slug__startswith=PREFIX).delete()
-    failures = shared_chunk_case(args.shared) if args.shared else 0
+    if args.shared:
+        shared_chunk_case(args.shared)
     print(f"merge threshold {settings.MERGE_THRESHOLD}, contradiction threshold {settings.CONTRADICTION_THRESHOLD}, "
           f"{settings.MERGE_NEIGHBOURS} neighbours per chunk, exact scan up to {settings.MERGE_EXACT_SCAN_MAX_CHUNKS} "
           f"chunks, ef_search >= {settings.MERGE_EF_SEARCH}", flush=True)
@@ -290,8 +293,11 @@ def main() -> int:
             verdict = "same records as the rebuild" if same else "DIFFERENT records"
             print(f"  incremental (document by document, random order): {incremental:.1f}s, "
                   f"{chunks / incremental:.0f} chunks/s, {verdict}", flush=True)
-            failures += not same
-        failures += not idempotent or precision < 0.98 or recall < 0.98
+            target("", f"document-by-document merging gives the rebuild's records at {chunks:,} chunks", verdict, same)
+        target("", f"merge precision and recall >= 0.98 at {chunks:,} chunks",
+               f"precision {precision:.4f}, recall {recall:.4f}", precision >= 0.98 and recall >= 0.98)
+        target("", f"a second rebuild changes nothing at {chunks:,} chunks",
+               "no changes" if idempotent else "changed things", idempotent)
         rows.append((size, chunks, stats.seconds, precision, recall, incremental, cpu))
         if size == max(args.sizes):
             for name, elapsed, queries in admin_pages(workspace):
@@ -308,11 +314,11 @@ def main() -> int:
     if len(rows) > 1:
         small, large = rows[0], rows[-1]
         growth, cpu_growth = large[2] / small[2], large[6] / small[6]
-        verdict = "met" if growth <= 12 * (large[1] / small[1]) / 10 else "MISSED"
-        print(f"\n[{verdict}] time grows {growth:.1f}x (CPU {cpu_growth:.1f}x) for {large[1] / small[1]:.0f}x the "
-              f"chunks (target: at most 12x); load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        target("", f"rebuild time grows at most 1.2x the chunks' growth ({large[1] / small[1]:.0f}x the chunks)",
+               f"{growth:.1f}x (CPU {cpu_growth:.1f}x); load average now {os.getloadavg()[0]:.1f} on "
+               f"{os.cpu_count()} CPUs", growth <= 12 * (large[1] / small[1]) / 10)
     print(f"peak RSS {peak_rss_mb():.0f} MB")
-    return 1 if failures else 0
+    return 0  # a missed target is a MISSED TARGET line, not an exit status (run_all.py counts exits as crashes)
 
 
 def _records(workspace):

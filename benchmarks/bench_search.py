@@ -5,9 +5,10 @@
 Figures, per corpus size:
 - hybrid search p50/p95 with canonical-aware filtering and without it (licensed
   workspace, respect_canonicals on/off), measured in the same run, each query
-  three times per mode in alternating order, and their ratio (target <= 1.05,
-  never > 1.2), over all runs and over each query's fastest run (the machine
-  is shared: the fastest run is the least disturbed one);
+  three times per mode in alternating order, and their ratio (target
+  CANONICAL_TARGET, the worst of p50 and p95 over all runs), over all runs and
+  over each query's fastest run (the machine is shared: the fastest run is the
+  least disturbed one);
 - hybrid search p50/p95 under a selective filter (a tag on 1% of the chunks),
   with the fewest results any query got (must be top_k) and the plan used;
 - recall@10 of the semantic path (what search runs: HNSW with its ef_search)
@@ -63,7 +64,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from _search_corpus import build_corpus, corpus_texts, encoded, real_texts  # noqa: E402
-from _setup import QUICK, django_setup, machine_load, percentile, target  # noqa: E402
+from _setup import QUICK, SMOKE, django_setup, machine_load, percentile, target  # noqa: E402
 
 TOP_K = 10
 DOC_TYPES = ["api", "architecture", "operations", "troubleshooting", "user"]
@@ -76,6 +77,7 @@ LABEL_MINORS = 5  # labels 1.0-1.4, 2.0-2.4, 3.0-3.4: fifteen version labels in 
 RETIRED_EVERY = 7  # one older-member chunk id in seven is retired rather than superseded
 LINEAGE_VERSION = "lineage-1"  # in the corpus signature: bump when apply_lineage changes
 UNVERSIONED = {"version_aware": False, "analyse_query": False}  # version-aware retrieval off
+CANONICAL_TARGET = 1.05  # issues 5 and 14: p50 and p95 with canonical-aware filtering / without, over all runs
 VERSION_TARGET = 1.1  # p50 with version-aware retrieval / p50 without
 HYBRID_P95_TARGET_MS = 50.0  # issue 24: hybrid search alone (question encoded) at 100k real-text chunks
 RECALL_TARGET = 0.95  # issue 24: HNSW recall@10 against an exact scan there
@@ -450,9 +452,9 @@ def child(size: int, real: int, query_count: int, corpora: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10000" if QUICK else "10000,100000")
-    parser.add_argument("--queries", type=int, default=60 if QUICK else 200)
-    parser.add_argument("--real", type=int, default=3000 if QUICK else 8000,
+    parser.add_argument("--sizes", default="1000" if SMOKE else "10000" if QUICK else "10000,100000")
+    parser.add_argument("--queries", type=int, default=10 if SMOKE else 60 if QUICK else 200)
+    parser.add_argument("--real", type=int, default=200 if SMOKE else 3000 if QUICK else 8000,
                         help="real chunks encoded with the real model")
     parser.add_argument("--corpora", default=",".join(str(f) for f in DEFAULT_CORPORA),
                         help="folders of documentation text (comma-separated); none found: library docstrings")
@@ -546,11 +548,9 @@ def main() -> int:
         str(f["plan_modes"].get(mode, 0)) for mode in ("present", "as_of", "change")))
     worst = max(max(f["ratio_p50"], f["ratio_p95"]) for f in figures)
     best = max(max(f["best_ratio_p50"], f["best_ratio_p95"]) for f in figures)
-    print(f"\ncanonical-aware overhead: worst ratio {worst:.3f} over all runs, {best:.3f} over each query's best run "
-          f"(target <= 1.05, bound 1.2: {'within' if worst <= 1.2 else 'OVER'} the bound)")
     print(machine_load())
-    target("", "canonical-aware overhead <= 1.2x (worst p50/p95 ratio)", f"{worst:.3f} ({best:.3f} best-of)",
-           worst <= 1.2)
+    target("", f"canonical-aware overhead <= {CANONICAL_TARGET}x (worst p50/p95 ratio over all runs)",
+           f"{worst:.3f} ({best:.3f} over each query's best run)", worst <= CANONICAL_TARGET)
     for f in figures:
         target("", f"version-aware overhead p50 <= {VERSION_TARGET}x at {f['size']:,} chunks",
                f"{f['version_best_ratio_p50']:.3f} best-of ({f['version_ratio_p50']:.3f} all runs)",
@@ -563,7 +563,7 @@ def main() -> int:
             target("24", f"HNSW recall@10 >= {RECALL_TARGET} at {f['size']:,} chunks (by distance)",
                    f"{f['recall_at_10']:.3f} (min {f['recall_min']:.2f}, ef_search {f['ef_search']})",
                    f["recall_at_10"] >= RECALL_TARGET)
-    return 0 if worst <= 1.2 and all(f["filtered_fewest"] == TOP_K for f in figures) else 1
+    return 0 if all(f["filtered_fewest"] == TOP_K for f in figures) else 1
 
 
 if __name__ == "__main__":

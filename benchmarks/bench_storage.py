@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from _setup import ROOT, django_setup, target
+from _setup import ROOT, SMOKE, django_setup, target
 
 DATA_DIR = Path(os.environ.get("BENCH_STORAGE_DATA_DIR", ROOT / "var" / "bench" / "storage")).resolve()
 PASSWORD = "bench-password-123"
@@ -116,9 +116,9 @@ def _many(*, s3, files: int, encoder: str, username: str) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--files", type=int, default=1000, help="files for the 2-worker run; 0 skips it")
-    parser.add_argument("--round-files", type=int, default=40)
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of each storage; 0 skips the comparison")
+    parser.add_argument("--files", type=int, default=8 if SMOKE else 1000, help="files for the 2-worker run; 0 skips it")
+    parser.add_argument("--round-files", type=int, default=4 if SMOKE else 40)
+    parser.add_argument("--rounds", type=int, default=1 if SMOKE else 2, help="rounds of each storage; 0 skips the comparison")
     parser.add_argument("--encoder", default="hashing")
     options = parser.parse_args()
     os.environ["DATA_DIR"] = str(DATA_DIR)

@@ -36,7 +36,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _setup import ROOT, django_setup
+from _setup import ROOT, SMOKE, django_setup, target
 from bench_chat import PASSWORD, Client, _free_port, server_wait
 
 DATA_DIR = Path(os.environ.get("BENCH_ABUSE_DATA_DIR", ROOT / "var" / "bench" / "abuse")).resolve()
@@ -187,8 +187,8 @@ def _setup_users(parts: list[str]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--uploads", type=int, default=1000)
-    parser.add_argument("--zips", type=int, default=200)
+    parser.add_argument("--uploads", type=int, default=8 if SMOKE else 1000)
+    parser.add_argument("--zips", type=int, default=5 if SMOKE else 200)
     args = parser.parse_args()
     django_setup(encoder="hashing", data_dir=DATA_DIR)
     from django.conf import settings
@@ -224,11 +224,16 @@ def main() -> int:
             status, sent, seconds, reason = _streamed_upload(clients["stream"], port, "huge.txt", 2048 * _MB)
         print(f"1. 2 GB upload: '{status}' after {sent / _MB:.0f} MB sent, {seconds:.2f}s; "
               f"disk peak {disk.peak / _MB:.1f} MB; reason: {reason}")
+        target("", "a 2 GB upload is refused before it is all sent, with a reason, writing <= the upload limit",
+               f"'{status}' after {sent / _MB:.0f} MB, disk peak {disk.peak / _MB:.1f} MB; reason: {reason or 'none'}",
+               sent < 2048 * _MB and bool(reason) and disk.peak <= settings.UPLOAD_MAX_BYTES)
 
         with DiskWatch(uploads, temporary) as disk:
             status, sent, seconds, reason = _streamed_upload(clients["file"], port, "big.txt", 400 * _MB)
         print(f"2. 400 MB file: '{status}' after {sent / _MB:.0f} MB sent, {seconds:.1f}s; "
               f"disk peak {disk.peak / _MB:.1f} MB; items {dict(_items_by_reason('abuse-file'))}")
+        target("", "a 400 MB file writes <= the per-file limit", f"disk peak {disk.peak / _MB:.1f} MB",
+               disk.peak <= settings.INGEST_MAX_FILE_BYTES)
 
         zips = [(f"zeros-{number}.zip", _zeros_zip(number)) for number in range(args.zips)]
         with DiskWatch(uploads, temporary) as disk:
@@ -240,6 +245,9 @@ def main() -> int:
               f"stored {_folder_bytes(uploads) / _MB:.1f} MB")
         for (state, why), count in sorted(_items_by_reason("abuse-zips").items()):
             print(f"     {count:4d} {state}{': ' + why if why else ''}")
+        target("", f"{args.zips} zips of zeros store <= the workspace quota",
+               f"stored {_folder_bytes(uploads) / _MB:.1f} MB, disk peak {disk.peak / _MB:.1f} MB",
+               _folder_bytes(uploads) <= QUOTA_BYTES)
 
         shutil.rmtree(uploads, ignore_errors=True)
         statuses: Counter = Counter()
@@ -256,6 +264,8 @@ def main() -> int:
               f"disk peak {disk.peak / _MB:.1f} MB, stored {_folder_bytes(uploads) / _MB:.1f} MB")
         for (state, why), count in sorted(_items_by_reason("abuse-many").items()):
             print(f"     {count:4d} {state}{': ' + why if why else ''}")
+        target("", f"{args.uploads} uploads of 100 KB by one user store <= the workspace quota",
+               f"stored {_folder_bytes(uploads) / _MB:.1f} MB; {dict(statuses)}", _folder_bytes(uploads) <= QUOTA_BYTES)
     finally:
         web.terminate()
         web.wait(timeout=30)

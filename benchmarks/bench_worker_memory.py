@@ -20,9 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from _setup import ROOT, django_setup
+from _setup import ROOT, SMOKE, django_setup, target
 
 DATA_DIR = Path(os.environ.get("BENCH_FAULT_DATA_DIR", ROOT / "var" / "bench" / "fault")).resolve()
+ENCODER = "hashing" if SMOKE else "minilm"  # the model's memory is what is measured; a smoke run only runs
 
 
 def one_way(preload: bool, folder: Path, rng: random.Random) -> dict:
@@ -33,7 +34,7 @@ def one_way(preload: bool, folder: Path, rng: random.Random) -> dict:
     from devkit.faults import PoolWorker, wait_job
 
     worker = PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL, data_dir=DATA_DIR,
-                        encoder="minilm", extra_env={"WORKER_PRELOAD_ENCODER": str(preload).lower()})
+                        encoder=ENCODER, extra_env={"WORKER_PRELOAD_ENCODER": str(preload).lower()})
     try:
         started = time.monotonic()
         worker.wait_full(timeout=300)
@@ -52,9 +53,9 @@ def one_way(preload: bool, folder: Path, rng: random.Random) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--files", type=int, default=4 if SMOKE else 40)
     args = parser.parse_args()
-    django_setup(encoder="minilm", data_dir=DATA_DIR)
+    django_setup(encoder=ENCODER, data_dir=DATA_DIR)
     from devkit.faults import write_corpus
 
     folder = write_corpus(DATA_DIR / "memory-corpus", files=args.files, seed=7)
@@ -72,7 +73,8 @@ def main() -> int:
     print(f"preload / per-process load: Pss {after['pss'] / before['pss']:.2f}x, Rss {after['rss'] / before['rss']:.2f}x, "
           f"replacement {results[True]['recovery'] / results[False]['recovery']:.2f}x the time")
     recovery = results[True]["recovery"]
-    print(f"pool back to full strength within 30 s: {recovery:.1f}s" + ("" if recovery <= 30 else "  MISSED"))
+    target("", "pool back to full strength within 30 s of a killed pool process (preloaded encoder)",
+           f"{recovery:.1f}s", recovery <= 30)
     return 0
 
 

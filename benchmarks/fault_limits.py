@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _setup import ROOT, django_setup
+from _setup import ROOT, SMOKE, django_setup, target
 
 DATA_DIR = Path(os.environ.get("BENCH_FAULT_DATA_DIR", ROOT / "var" / "bench" / "fault")).resolve()
 KINDS = ("transient", "slow", "stuck")
@@ -26,8 +26,8 @@ KINDS = ("transient", "slow", "stuck")
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--good", type=int, default=100)
-    parser.add_argument("--each", type=int, default=5)
+    parser.add_argument("--good", type=int, default=3 if SMOKE else 100)
+    parser.add_argument("--each", type=int, default=1 if SMOKE else 5)
     args = parser.parse_args()
     django_setup(encoder="hashing", data_dir=DATA_DIR)
     from django.conf import settings
@@ -55,7 +55,7 @@ def main() -> int:
         try:
             seconds = wait_job(job.pk, timeout=900)
         except TimeoutError as exc:
-            print(f"{exc}  MISSED", flush=True)
+            target("", "every item final with its reason (transient, slow, stuck files)", str(exc), False)
             return 0
         items = IndexingJobItem.objects.filter(job=job)
         states = Counter(items.values_list("status", flat=True))
@@ -68,7 +68,8 @@ def main() -> int:
         for (kind, reason), count in sorted(reasons.items()):
             print(f"  {kind}: {count} x '{reason}'")
         ok = failed_right == wanted and states.get("indexed") == args.good
-        print("every item final with its reason" if ok else "MISSED: items not as expected")
+        target("", "every item final with its reason (transient, slow, stuck files)",
+               f"items {dict(states)}; failed by kind {failed_right} of {wanted}", ok)
     finally:
         worker.stop()
     return 0

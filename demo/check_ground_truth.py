@@ -228,6 +228,18 @@ def check_change(q: dict, entries: dict[str, dict]) -> None:
         check_version_entry(entry, entries, f"{qid} sides[{i}]")
 
 
+def check_spellings(q: dict) -> None:
+    """A wrong value is written the ways the right one may be: each `answer_accept` spelling ("15m" for
+    "15 minutes") has its counterpart in every outdated and other-release entry's `accept` ("30m"), or an
+    answer stating the wrong value so would still score accurate."""
+    spellings = len(q.get("answer_accept", []))
+    for field in ("outdated", "other_versions"):
+        for i, entry in enumerate(q.get(field, [])):
+            if len(entry.get("accept", [])) != spellings:
+                fail(f"{q['id']} {field}[{i}]: {len(entry.get('accept', []))} accept spellings for the answer's "
+                     f"{spellings}")
+
+
 def check_ground_truth(entries: dict[str, dict]) -> list[dict]:
     questions = json.loads((HERE / "ground_truth.json").read_text(encoding="utf-8"))
     seen: set[str] = set()
@@ -253,6 +265,7 @@ def check_ground_truth(entries: dict[str, dict]) -> list[dict]:
             fail(f"{qid}: version {q.get('version')} != manifest version of {exp}")
         check_patterns(exp, q.get("answer_patterns", []), f"{qid} answer")
         (check_version if kind == "version" else check_current)(q, entries)
+        check_spellings(q)
     return questions
 
 

@@ -20,7 +20,8 @@ from moto.server import ThreadedMotoServer
 from devkit.faults import ROOT
 
 BUCKET = "docent-test"
-# moto accepts any key pair; the processes read these from the environment, as boto3 does anywhere.
+# moto accepts any key pair; the processes read these from the environment, as boto3 does anywhere: set
+# while the server runs, and put back as they were when it stops, so no later test inherits them.
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "docent-test-key", "AWS_SECRET_ACCESS_KEY": "docent-test-secret",
                "AWS_DEFAULT_REGION": "us-east-1"}
 
@@ -39,10 +40,12 @@ class S3Server:
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.prefix = prefix
         self._server: ThreadedMotoServer | None = None
-        os.environ.update(CREDENTIALS)
+        self._environ_before: dict[str, str | None] = {}
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request would drown the output
 
     def start(self) -> None:
+        self._environ_before = {name: os.environ.get(name) for name in CREDENTIALS}
+        os.environ.update(CREDENTIALS)
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -60,6 +63,12 @@ class S3Server:
         if self._server is not None:
             self._server.stop()
             self._server = None
+        for name, value in self._environ_before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._environ_before = {}
 
     def client(self):
         return boto3.client("s3", endpoint_url=self.endpoint, region_name=CREDENTIALS["AWS_DEFAULT_REGION"])

@@ -60,23 +60,25 @@ def _normalized(text: str) -> str:
 
 
 def _stated_at(statements: list[str], patterns: Sequence[str]) -> int | None:
-    """The first statement from which on all patterns have been stated (None: never)."""
-    seen: set[str] = set()
+    """The first statement that states all the patterns itself (None: none does): a fact's parts
+    gathered from different statements ("20" from a year elsewhere) are not the fact."""
     for index, statement in enumerate(statements):
         normalized = _normalized(statement)
-        for pattern in patterns:
-            try:
-                if pattern in normalized or re.search(pattern, normalized):
-                    seen.add(pattern)
-            except re.error:
-                pass
-        if patterns and seen == set(patterns):
+        if patterns and all(_matches(pattern, normalized) for pattern in patterns):
             return index
     return None
 
 
+def _matches(pattern: str, normalized: str) -> bool:
+    try:
+        return pattern in normalized or re.search(pattern, normalized) is not None
+    except re.error:
+        return False
+
+
 def _expected(question: dict) -> tuple[list[list[str]], list[list[str]], list[str]]:
-    """(pattern sets to state, outdated pattern sets, documents that may be cited for it)."""
+    """(pattern sets to state, outdated pattern sets with their `accept` spellings, documents that may be
+    cited for it)."""
     kind = question_kind(question)
     if kind == "change":
         sides = question["sides"]
@@ -84,7 +86,8 @@ def _expected(question: dict) -> tuple[list[list[str]], list[list[str]], list[st
                 [path for side in sides for path in side.get("paths", [side["path"]])])
     wrong = question.get("outdated" if kind == "current" else "other_versions", [])
     paths = question.get("release_paths", [question["expected_path"]])
-    return [question["answer_patterns"]], [entry["patterns"] for entry in wrong], paths
+    return ([question["answer_patterns"]],
+            [patterns for entry in wrong for patterns in (entry["patterns"], *entry.get("accept", []))], paths)
 
 
 def _stated_fact_at(statements: list[str], question: dict, patterns: Sequence[str]) -> int | None:

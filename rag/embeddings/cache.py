@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag.embeddings.choice import Encoder, get_encoder
-from rag.models import EmbeddingCache
+from rag.models import Chunk, EmbeddingCache
 
 PROCESS_CACHE_SIZE = 20000  # sentence vectors kept per process (float32, 384 dims: ~30 MB)
 
@@ -29,6 +29,20 @@ _process_cache_lock = threading.Lock()
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def encoder_model(name: str) -> str:
+    """The model behind an encoder's name: its runtimes and quantizations ("+onnx", "+int8") share its vectors."""
+    return name.split("+")[0]
+
+
+def index_models(*, workspace_id: int) -> set[str]:
+    """The models whose encodings of the workspace's chunk texts are kept: what its index was made with.
+    Two 384-dimension models mix without an error and compare meaningless vectors, so a caller that
+    asks with one model checks that its index holds that model's vectors."""
+    hashes = Chunk.objects.filter(workspace_id=workspace_id).values("text_hash")
+    names = EmbeddingCache.objects.filter(text_hash__in=hashes).values_list("model_name", flat=True).distinct()
+    return {encoder_model(name) for name in names}
 
 
 def embed_with_cache(texts: list[str], *, encoder: Encoder | None = None) -> tuple[list[list[float]], int]:

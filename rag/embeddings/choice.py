@@ -76,14 +76,20 @@ def query_encoder_choice() -> str:
     return _checked(choice, "QUERY_ENCODER") if choice else QUERY_TWINS[_configured_encoder()[0]]
 
 
+def encoder_build(choice: str | None = None, *, threads: int = 0) -> Encoder:
+    """A new encoder of `choice` (else the configured indexing encoder) at the configured batch size,
+    outside the process's shared one: for benchmarks timing the bare model. `threads` 0: the runtime's own."""
+    configured, batch_size = _configured_encoder()
+    return _ENCODER_FACTORIES[_checked(choice or configured, "encoder")](batch_size, threads)
+
+
 def get_encoder() -> Encoder:
     """The process's indexing encoder, built on first use (a model load takes seconds)."""
     global _encoder
     if _encoder is None:
         with _encoder_lock:  # two threads asking at once must not load the model twice
             if _encoder is None:
-                choice, batch_size = _configured_encoder()
-                _encoder = _ENCODER_FACTORIES[choice](batch_size, 0)
+                _encoder = encoder_build()
     return _encoder
 
 
@@ -101,7 +107,7 @@ def get_query_encoder(*, processes: int = 1) -> Encoder:
                 query_encoder_prepare()
                 threads = int(_settings_value("QUERY_ENCODER_THREADS", 0) or 0)
                 threads = threads or max(1, (os.cpu_count() or 1) // processes)
-                _query_encoder = _ENCODER_FACTORIES[choice](_configured_encoder()[1], threads)
+                _query_encoder = encoder_build(choice, threads=threads)
     return _query_encoder
 
 

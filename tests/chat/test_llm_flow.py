@@ -144,11 +144,11 @@ def test_a_trickling_server_is_cut_at_the_total_deadline(workspace, api_versions
     with FakeLLM("one two three four five six seven eight nine ten", word_delay=0.2) as server:
         settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "m"
         settings.LLM_TIMEOUT_SECONDS, settings.LLM_ANSWER_DEADLINE_SECONDS = 5, 0.5
-        started = time.monotonic()
         result = answer(QUESTION, workspace=workspace, options={})
-        took = time.monotonic() - started
+    # The total deadline, not the per-read timeout (5 s) nor the stream's end (2 s of words), ended it,
+    # and the extractive answer was taken: the mechanism, not a time a shared machine may not keep.
     assert result.mode == "extractive" and "within 0.5 s" in result.notice
-    assert "1200" in result.text and took < 1.5
+    assert "1200" in result.text
 
 
 def test_a_server_that_trickles_bytes_without_a_newline_is_cut_at_the_total_deadline(settings):
@@ -157,11 +157,8 @@ def test_a_server_that_trickles_bytes_without_a_newline_is_cut_at_the_total_dead
     with FakeLLM("It is 1200 requests per minute [1] " * 2, byte_delay=1 / 60) as server:
         settings.LLM_BASE_URL, settings.LLM_MODEL = server.url, "m"
         settings.LLM_TIMEOUT_SECONDS, settings.LLM_ANSWER_DEADLINE_SECONDS = 5, 0.5
-        started = time.monotonic()
-        with pytest.raises(LLMError, match="within 0.5 s"):
+        with pytest.raises(LLMError, match="within 0.5 s"):  # the deadline's error, not a read timeout's
             list(stream_chat([{"role": "user", "content": QUESTION}]))
-        took = time.monotonic() - started
-    assert took < 1.0
 
 
 def test_a_server_that_never_ends_its_line_is_refused(settings, monkeypatch):

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from rag import embeddings
 from tests.conftest import _test_database_url
+from tests.rag.retrieval_helpers import encoder, minilm  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +40,9 @@ WEB_PROCESS = textwrap.dedent("""
     print(json.dumps({"status": response.status_code, "torch": "torch" in sys.modules,
                       "sentence_transformers": "sentence_transformers" in sys.modules,
                       "encoder": encoder.name, "threads": encoder.session.get_session_options().intra_op_num_threads,
-                      "replies": Message.objects.filter(conversation_id=int(sys.argv[2]), role="assistant").count()}))
+                      "replies": Message.objects.filter(conversation_id=int(sys.argv[2]), role="assistant").count(),
+                      "reply": Message.objects.filter(conversation_id=int(sys.argv[2]), role="assistant")
+                      .values_list("content", flat=True).first()}))
 """)
 
 
@@ -51,9 +55,12 @@ def _web_env() -> dict[str, str]:
 
 @pytest.mark.real_encoder
 def test_answering_in_a_web_process_leaves_torch_unimported(transactional_db, django_db_serialized_rollback, user,
-                                                             conversation, api_versions, licensed) -> None:
+                                                             conversation, encoder, api_versions,  # noqa: F811
+                                                             licensed, workspace) -> None:
     """The subprocess sees only committed rows, hence transactional_db; serialized rollback keeps the
-    seeded license tiers that transactional tests flush."""
+    seeded license tiers that transactional tests flush. Indexed with the model the web process asks with
+    (its ONNX twin): vectors of another 384-dimension encoder would be compared without an error."""
+    assert embeddings.index_models(workspace_id=workspace.pk) == {embeddings.MINILM_NAME}
     env = _web_env()
     done = subprocess.run([sys.executable, "-c", WEB_PROCESS, str(user.pk), str(conversation.pk),
                            "How many requests per minute may an API key send?"],
@@ -61,7 +68,7 @@ def test_answering_in_a_web_process_leaves_torch_unimported(transactional_db, dj
 
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["status"] == 200 and seen["replies"] == 1
+    assert seen["status"] == 200 and seen["replies"] == 1 and "1200 requests per minute" in seen["reply"]
     assert seen["encoder"] == "all-MiniLM-L6-v2+onnx"
     assert seen["threads"] == max(1, (os.cpu_count() or 1) // 2)
     assert not seen["torch"] and not seen["sentence_transformers"]

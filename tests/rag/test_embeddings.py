@@ -179,6 +179,19 @@ def test_an_unknown_encoder_is_a_configuration_error(fresh_encoder, monkeypatch:
         embeddings.get_encoder()
 
 
+def test_encoder_build_makes_a_fresh_encoder_of_the_configured_choice(fresh_encoder,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a benchmark times as the bare encoder: the workers' choice, built apart from the process's own."""
+    use_settings(monkeypatch, EMBEDDING_ENCODER="hashing")
+
+    built = embeddings.encoder_build()
+
+    assert isinstance(built, HashingEncoder) and built is not embeddings.get_encoder()
+    assert isinstance(embeddings.encoder_build("hashing", threads=2), HashingEncoder)
+    with pytest.raises(ImproperlyConfigured, match="word2vec"):
+        embeddings.encoder_build("word2vec")
+
+
 def test_threads_asking_at_once_share_one_encoder(fresh_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[HashingEncoder] = []
 

@@ -50,8 +50,8 @@ def test_json_prints_one_value_with_the_contract_fields(docs, settings):
     assert first["url"] == (f"https://docs.example.com/documents/{first['document_id']}/"
                             f"?chunk={first['chunk_id']}#chunk-{first['chunk_id']}")
     assert all(r["path"] != "/d/backup-2024.md" for r in value["results"])
-    undated = [r for r in value["results"] if r["path"] == "/d/api.md"]
-    assert not undated or undated[0]["doc_date"] is None
+    undated = json.loads(run("export endpoint download", "--workspace", docs.slug, "--json"))["results"][0]
+    assert undated["path"] == "/d/api.md" and undated["doc_date"] is None
 
 
 def test_queries_file_prints_json_lines_in_order(docs, tmp_path, monkeypatch):

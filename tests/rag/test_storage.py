@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from io import StringIO
 from pathlib import Path
 
@@ -30,6 +31,17 @@ def s3_server():
     server.start()
     yield server
     server.stop()
+
+
+def test_the_s3_server_leaves_no_credentials_behind(monkeypatch) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "the user's own")
+    server = S3Server(prefix="env")
+    server.start()
+    assert os.environ["AWS_ACCESS_KEY_ID"] == "docent-test-key"
+    server.stop()
+
+    assert "AWS_ACCESS_KEY_ID" not in os.environ and os.environ["AWS_SECRET_ACCESS_KEY"] == "the user's own"
 
 
 @pytest.fixture
