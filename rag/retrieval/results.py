@@ -47,7 +47,7 @@ class SearchResult:
     variants: list[dict] | None = None  # include_variant_metadata
     provenance: dict | None = None  # include_provenance
     family_id: int | None = None
-    version_label: str = ""
+    version_label: str = ""  # the release it speaks for: its own label, else the one inferred for it
     is_latest_version: bool = True
     lineage: str = ""  # "" current, "superseded" (shown only when asked for an older version), "retired"
     superseded_by: int | None = None  # the newer counterpart's chunk id

@@ -420,8 +420,7 @@ def _one_label_per_release(results: list[SearchResult], *, workspace_id: int) ->
 
 # Result fields a hydrated row carries under the same name (vectors.hydrate); the others are worked out here.
 _ROW_FIELDS = ("document_id", "path", "title", "doc_date", "doc_type", "heading_path", "text", "similarity",
-               "chunk_index", "source_type", "family_id", "version_label", "is_latest_version", "lineage",
-               "superseded_by", "subject")
+               "chunk_index", "source_type", "family_id", "is_latest_version", "lineage", "superseded_by", "subject")
 
 
 def _result(candidate: _Candidate) -> SearchResult:
@@ -436,6 +435,7 @@ def _result(candidate: _Candidate) -> SearchResult:
         ranks=candidate.ranks,
         collapsed_chunk_ids=candidate.collapsed,
         superseded_by_label=row["superseded_by_label"] or "",
+        version_label=row["release_label"] or "",  # its own label, else the release inferred for it
         replaced_chunk_id=candidate.replaced_chunk_id,
         **{name: row[name] for name in _ROW_FIELDS},
     )
