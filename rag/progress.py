@@ -47,11 +47,16 @@ def job_progress(*, job: IndexingJob) -> dict:
         **{status: Count("id", filter=Q(status=status)) for status in IndexingJobItem.Status.values},
     )
     finished = sum(counts[s] for s in IndexingJobItem.FINISHED)
+    # A sync's unchanged files have no items (IndexingJob.unchanged_count): done at once, out of the rate.
+    rates = job_rates(finished=finished, total=counts["total"], chunks=counts["chunks"],
+                      first_started=counts["first_started"], now=timezone.now())
+    counts["unchanged"] += job.unchanged_count
+    counts["total"] += job.unchanged_count
+    finished += job.unchanged_count
     counts["finished"] = finished
     counts["percent"] = round(100 * finished / counts["total"]) if counts["total"] else 100
     counts["done"] = finished == counts["total"]
-    counts.update(job_rates(finished=finished, total=counts["total"], chunks=counts["chunks"],
-                            first_started=counts["first_started"], now=timezone.now()))
+    counts.update(rates)
     return counts
 
 

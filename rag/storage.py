@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -87,6 +88,23 @@ class SourceBytes:
     size: int
     data: bytes | None
     mtime: float | None  # the file's own mtime; None for a stored copy whose item carries it
+    stat: str = ""  # a local file's file_stat_key, taken before its bytes were read; "" for a stored copy
+
+
+# A file changed this recently may change again within the same clock tick and keep its mtime (FAT and SMB
+# count in 2 s steps): its stat vouches for nothing, so the next sync hashes it (git's "racily clean" entries).
+STAT_SETTLE_NS = 2_000_000_000
+
+
+def file_stat_key(stat: os.stat_result) -> str:
+    """Size, mtime, ctime and inode: what says a local file still holds the bytes read when this was taken.
+
+    A folder sync skips hashing a file whose key is the one recorded when its bytes were last read (rsync's
+    quick check, plus ctime, which no tool can set back). "" when the file changed too recently to trust.
+    """
+    if time.time_ns() - stat.st_mtime_ns < STAT_SETTLE_NS:
+        return ""
+    return f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}"
 
 
 def source_read(source_file: str, *, max_bytes: int, want_mtime: bool = False) -> SourceBytes:
@@ -122,7 +140,8 @@ def _local_read(source_file: str, *, max_bytes: int) -> SourceBytes:
         stat = os.fstat(stream.fileno())
         if not S_ISREG(stat.st_mode):
             raise OSError(f"{Path(source_file).name}: not a regular file")
-        return SourceBytes(stat.st_size, stream.read() if stat.st_size <= max_bytes else None, stat.st_mtime)
+        return SourceBytes(stat.st_size, stream.read() if stat.st_size <= max_bytes else None, stat.st_mtime,
+                           file_stat_key(stat))
 
 
 def _s3_read(storage: S3Storage, name: str, *, max_bytes: int, want_mtime: bool) -> SourceBytes:

@@ -25,7 +25,7 @@ from rag.documents import documents_archive, documents_unarchive
 from rag.ingest import UnsupportedFormat, detect_format, zip_entry_count
 from rag.jobs import documents_show_paths, index_send, job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
-from rag.storage import file_hash, stored_copies_delete, stored_copy_save
+from rag.storage import file_hash, file_stat_key, stored_copies_delete, stored_copy_save
 from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, quota_hold, size_text, upload_refusal
 
 logger = logging.getLogger(__name__)
@@ -77,7 +77,8 @@ def indexing_job_create(
 ) -> IndexingJob:
     """Queue every file under `paths`; documents missing from an ingested folder are archived.
 
-    select: which paths inside a folder to take (a source's include/exclude globs); sync_source: the Source synced.
+    select: which paths inside a folder to take (a source's include/exclude globs); sync_source: the Source synced,
+    whose unchanged files are counted on the job (unchanged_count), not listed as items: most of a folder, each sync.
     """
     files: list[Path] = []
     folders: list[Path] = []
@@ -100,6 +101,7 @@ def indexing_job_create(
             raise FileNotFoundError(f"no such file or folder: {given}")
     seen = {str(path) for path in files}
     unchanged = _unchanged_documents(workspace, files)
+    listed = [path for path in files if sync_source is None or str(path) not in unchanged]
     with transaction.atomic():
         job = IndexingJob.objects.create(
             workspace=workspace, source=source, created_by=created_by, sync_source=sync_source,
@@ -115,13 +117,13 @@ def indexing_job_create(
             IndexingJobItem(job=job, path=str(path), display_path=shown[path], source_file=str(path),
                             status=IndexingJobItem.Status.UNCHANGED, document=document,
                             chunk_count=document.chunk_count, started_at=now, finished_at=now)
-            for path in files
+            for path in listed
         ) + IndexingJobItem.objects.bulk_create(
             IndexingJobItem(job=job, path=str(link), display_path=shown[link], source_file=str(link),
                             status=IndexingJobItem.Status.SKIPPED, error=LINK_SKIPPED, started_at=now, finished_at=now)
             for link in links
         )
-        documents_show_paths({item.document_id: item.display_path for item in items if item.document_id})
+        documents_show_paths({document.pk: shown[Path(path)] for path, document in unchanged.items()})
         archived = 0
         for folder in folders:
             gone = (
@@ -132,7 +134,8 @@ def indexing_job_create(
         # An archived file that is back unchanged returns as it was, and merges again.
         documents_unarchive(documents=Document.objects.filter(pk__in=[d.pk for d in unchanged.values() if d.archived]))
         job.archived_count = archived
-        job.save(update_fields=["archived_count"])
+        job.unchanged_count = len(files) - len(listed)
+        job.save(update_fields=["archived_count", "unchanged_count"])
         job_finish_if_done(job.pk)  # every file unchanged: nothing to wait for
         job.refresh_from_db(fields=["finished_at"])
         if enqueue:
@@ -147,22 +150,36 @@ def _unchanged_documents(workspace: Workspace, files: list[Path]) -> dict[str, D
     """Indexed documents whose file still has the same bytes, by path: their items need no worker.
 
     The same size first, then the same SHA-256 (what the pipeline compares): a re-ingested
-    folder of thousands of files queues only what changed.
+    folder of thousands of files queues only what changed. A file whose stat (rag.storage.file_stat_key) is
+    the one kept with its document's hash is not read at all; one hashed equal gets its stat kept, so the
+    next sync reads it no more. Bytes rewritten with size and mtime put back go unseen (as with rsync).
     """
     documents = {
         document.path: document
         for document in Document.objects.filter(
             workspace=workspace, path__in=[str(path) for path in files], status=Document.Status.INDEXED,
-        ).exclude(content_hash="").only("pk", "path", "content_hash", "size_bytes", "chunk_count", "archived")
+        ).exclude(content_hash="").only("pk", "path", "content_hash", "size_bytes", "chunk_count", "archived",
+                                        "file_stat")
     }
-    unchanged = {}
+    unchanged, vouched = {}, []
     for path in files:
-        document = documents.get(str(path))
+        if (document := documents.get(str(path))) is None:
+            continue
         try:
-            if document and path.stat().st_size == document.size_bytes and file_hash(path) == document.content_hash:
+            stat = path.lstat()  # taken before the bytes are read: a write after it changes the next one
+            if stat.st_size != document.size_bytes:
+                continue
+            key = file_stat_key(stat)
+            if key and key == document.file_stat:
                 unchanged[str(path)] = document
+            elif file_hash(path) == document.content_hash:
+                unchanged[str(path)] = document
+                if key:
+                    document.file_stat = key
+                    vouched.append(document)
         except OSError:
             pass  # the worker reports an unreadable file properly
+    Document.objects.bulk_update(vouched, ["file_stat"], batch_size=1000)
     return unchanged
 
 

@@ -134,22 +134,28 @@ def document_index(
     data, mtime = source.data, file_mtime if file_mtime is not None else source.mtime
     return _index_bytes(
         workspace_id=workspace_id, path=path, data=data, mtime=mtime, mtime_source="upload_time" if mtime_is_upload_time
-        else "mtime", display_path=display_path, hints=hints, progress=progress,
+        else "mtime", display_path=display_path, hints=hints, progress=progress, file_stat=source.stat,
     )
 
 
 def _index_bytes(
     *, workspace_id: int, path: str, data: bytes, mtime: float | None, mtime_source: str, display_path: str = "",
     hints: dict[str, str] | None = None, progress: Progress = no_progress, parent_id: int | None = None,
-    depth: int = 0,
+    depth: int = 0, file_stat: str = "",
 ) -> IndexOutcome:
-    """document_index once the bytes are read; attachments come back here with their message as parent."""
+    """document_index once the bytes are read; attachments come back here with their message as parent.
+
+    file_stat: the local file's rag.storage.file_stat_key, taken before its bytes were read: kept with the
+    hash it vouches for, so that the next sync of its folder need not read it.
+    """
     digest = content_hash(data)
     existing = Document.objects.filter(workspace_id=workspace_id, path=path).first()
     if existing and existing.content_hash == digest and existing.status == Document.Status.INDEXED:
         # Back unchanged since the job was created: searchable again; the caller merges it (rag.jobs.run).
         unarchived = bool(existing.archived and Document.objects.filter(pk=existing.pk, archived=True).update(
             archived=False, updated_at=timezone.now()))
+        if file_stat and file_stat != existing.file_stat:
+            Document.objects.filter(pk=existing.pk, content_hash=digest).update(file_stat=file_stat)
         return IndexOutcome(status="unchanged", document_id=existing.pk, chunk_count=existing.chunk_count,
                             unarchived=unarchived)
 
@@ -190,6 +196,7 @@ def _index_bytes(
         document.format = parsed.format
         document.content_hash = digest
         document.size_bytes = len(data)
+        document.file_stat = file_stat
         if document.date_set_by_id is None:  # a date set by hand outlives a re-index
             document.doc_date = doc_date.value
             document.date_source = doc_date.source

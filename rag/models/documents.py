@@ -70,6 +70,9 @@ class Document(models.Model):
     format = models.CharField(max_length=20)
     content_hash = models.CharField(max_length=64, blank=True)
     size_bytes = models.BigIntegerField(default=0)
+    file_stat = models.CharField(max_length=100, blank=True, db_default="", default="",
+                                 help_text="The local file's size, mtime, ctime and inode when content_hash was read "
+                                           "(rag.storage.file_stat_key): a sync that finds them again reads nothing.")
     doc_date = models.DateTimeField(null=True, blank=True, help_text="Unknown dates sort as oldest.")
     date_source = models.CharField(max_length=30, blank=True)
     doc_type = models.CharField(max_length=50, blank=True, db_index=True)

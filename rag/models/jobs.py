@@ -25,6 +25,8 @@ class IndexingJob(models.Model):
     source = models.CharField(max_length=20, choices=Source.choices)
     description = models.CharField(max_length=500, blank=True)
     archived_count = models.PositiveIntegerField(default=0)
+    unchanged_count = models.PositiveIntegerField(default=0, db_default=0,
+                                                  help_text="A sync's unchanged files: counted here, no item each.")
     sync_source = models.ForeignKey("Source", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs",
                                     help_text="The folder or Git source this job synced.")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,9 +1,10 @@
 """A folder source's sync: the ingest of a folder (rag.uploads.indexing_job_create), plus what a source adds.
 
-Unchanged bytes queue nothing (whatever their mtime says); a file that moved inside the folder keeps its
-document (found by content, so nothing is encoded again and reviewers' decisions stay); a folder that is
-gone, or empty while documents came from it (an unmounted share), pauses the source instead of archiving
-everything.
+Unchanged bytes queue nothing (whatever their mtime says) and list nothing: the job counts them, and a file
+whose stat is the one kept when its bytes were last read is not even read (rag.uploads,
+rag.storage.file_stat_key). A file that moved inside the folder keeps its document (found by content, so
+nothing is encoded again and reviewers' decisions stay); a folder that is gone, or empty while documents came
+from it (an unmounted share), pauses the source instead of archiving everything.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from rag.jobs.run import job_item_run
 from rag.models import Document, IndexingJob, IndexingJobItem, Source
+from rag.progress import job_summary
 from rag.sources.services import SourceError, source_add, source_sync
 from rag.uploads import job_retry_create
 from tests.rag.source_support import encoded, sync_here
@@ -54,13 +55,13 @@ def test_first_sync_indexes_what_the_globs_take(source, workspace):
 def test_unchanged_and_touched_files_encode_nothing_edits_encode_only_themselves(source, workspace, folder):
     sync_here(source.pk)
     again = sync_here(source.pk)
-    assert set(again.items.values_list("status", flat=True)) == {IndexingJobItem.Status.UNCHANGED}
-    assert encoded(again) == 0
+    assert not again.items.exists() and again.unchanged_count == 3  # counted on the job, no item each
+    assert encoded(again) == 0 and "3 unchanged" in job_summary(job=again)
 
     os.utime(folder / "guide.md", (1_000_000_000, 1_000_000_000))  # mtime only
     touched = sync_here(source.pk)
     assert encoded(touched) == 0
-    assert not touched.items.exclude(status=IndexingJobItem.Status.UNCHANGED).exists()
+    assert not touched.items.exists() and touched.unchanged_count == 3
 
     _write(folder, "ops/runbook.md", "# Runbook\n\nRestart the gateway with `gatewayctl restart` now.\n")
     edited = sync_here(source.pk)
