@@ -57,7 +57,7 @@ def main() -> int:
     from rag.jobs import task_send
     from rag.models import Source, Workspace
     from rag.sources import source_add
-    from tests.rag.source_faults import big_blob_repo, git_bomb, press_flood, stalled_remote, sync_outcome
+    from devkit.source_faults import big_blob_repo, git_bomb, press_flood, stalled_remote, sync_outcome
 
     call_command("collectstatic", interactive=False, verbosity=0)  # DEBUG is off, as under `make run`
     if SMOKE:

@@ -8,7 +8,7 @@ import pytest
 from rag.models import IndexingJob, Source
 from rag.sources import source_add
 from tests.factories import UserFactory, WorkspaceFactory
-from tests.rag.source_faults import big_blob_repo, git_bomb, press_flood, stalled_remote, sync_outcome
+from devkit.source_faults import big_blob_repo, git_bomb, press_flood, stalled_remote, sync_outcome
 
 
 def test_a_git_bomb_fails_at_the_entry_limit_before_anything_is_made(workspace, tmp_path, settings):
