@@ -33,10 +33,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The checks .ci/run makes before the suite: imports match declared dependencies, and the lint.
+# The checks .ci/run makes before the suite: imports match declared dependencies, the lint, the layer contracts.
 check: $(STAMP)
 	$(VENV)/bin/deptry .
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 # requirements.lock again from pyproject.toml, after a dependency changed there (docs/development.md).
 lock: $(STAMP)
