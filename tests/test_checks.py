@@ -69,3 +69,9 @@ def test_the_layer_contracts_see_an_app_importing_upward_and_chat_reaching_rag_m
     assert "Contracts: 0 kept, 2 broken." in done.stdout
     for chain in ("rag.dates -> chat.questions", "rag.dates -> config", "chat.answering -> rag.models"):
         assert chain in done.stdout, done.stdout
+
+
+def test_the_annotated_packages_pass_the_type_check():
+    """pyproject.toml's [tool.mypy]: the packages it names, with their own cache so the suite leaves the tree alone."""
+    done = _run(str(BIN / "mypy"), "--cache-dir", "/dev/null")
+    assert done.returncode == 0, done.stdout + done.stderr
