@@ -106,7 +106,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",  # first and (nearly) last: /metrics' HTTP figures
     "django.middleware.security.SecurityMiddleware",
-    "config.logging.RequestIdMiddleware",  # first: every later line of the request carries its id
+    "config.logging.RequestIdMiddleware",  # before all that logs: every later line of the request carries its id
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
