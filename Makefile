@@ -33,10 +33,13 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The checks .ci/run makes before the suite: imports match declared dependencies, and the lint.
+# The checks .ci/run makes before the suite: imports match declared dependencies, the lint, the layer contracts,
+# the type check of the packages [tool.mypy] names.
 check: $(STAMP)
 	$(VENV)/bin/deptry .
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 # requirements.lock again from pyproject.toml, after a dependency changed there (docs/development.md).
 lock: $(STAMP)

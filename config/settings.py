@@ -75,7 +75,8 @@ DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(DATA
 REDIS_URL = env.str("REDIS_URL", default="") or embedded_redis_url(DATA_DIR)
 
 DATABASES = {"default": env.db_url_config(DATABASE_URL)}
-DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+# Django's PostgreSQL backend with query and connection counters for /metrics (django-prometheus).
+DATABASES["default"]["ENGINE"] = "django_prometheus.db.backends.postgresql"
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int("DB_CONNECT_TIMEOUT", default=5)
@@ -103,8 +104,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",  # first and (nearly) last: /metrics' HTTP figures
     "django.middleware.security.SecurityMiddleware",
-    "config.logging.RequestIdMiddleware",  # first: every later line of the request carries its id
+    "config.logging.RequestIdMiddleware",  # before all that logs: every later line of the request carries its id
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -117,6 +119,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "rag.middleware.CurrentWorkspaceMiddleware",
     "licensing.middleware.FeatureCacheMiddleware",
+    # Outside axes, so that the figures count the 429 axes turns a locked-out sign-in into.
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a locked-out sign-in into its 429
 ]
 

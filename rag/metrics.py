@@ -1,5 +1,6 @@
 """The `/metrics` view (staff session or bearer token): every Prometheus figure of this process or, in
-multiprocess mode, of all of them.
+multiprocess mode, of all of them: search's (rag/retrieval/metrics.py) and django-prometheus's HTTP and database
+ones (its middleware and database engine in settings), all in prometheus_client's default registry.
 
 Under gunicorn with several workers, set PROMETHEUS_MULTIPROC_DIR to an empty
 folder (prometheus_client's multiprocess mode) so that /metrics adds up every

@@ -41,3 +41,37 @@ def test_the_lock_pins_every_dependency_at_the_version_pyproject_names():
                if not requirement.specifier.contains(locked.get(canonicalize_name(requirement.name), "0"),
                                                      prereleases=True)}
     assert not drifted, f"run `make lock`: pyproject.toml and requirements.lock disagree on {drifted}"
+
+
+def test_the_imports_keep_the_layer_contracts():
+    """pyproject.toml's [tool.importlinter]: apps depend downward only; chat names rag's models in few modules."""
+    done = _run(str(BIN / "lint-imports"), "--no-cache")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_layer_contracts_see_an_app_importing_upward_and_chat_reaching_rag_models(tmp_path):
+    """The contracts themselves, on a copy of the apps: rag importing config and chat, chat.answering naming rag's
+    models, each breaks its contract."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    for package in config["root_packages"]:
+        for path in (ROOT / package).rglob("*.py"):
+            copy = tmp_path / path.relative_to(ROOT)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(path.read_text())
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    with (tmp_path / "rag" / "dates.py").open("a") as module:
+        module.write("\nimport chat.questions  # noqa\nfrom config import settings  # noqa\n")
+    with (tmp_path / "chat" / "answering.py").open("a") as module:
+        module.write("\nfrom rag.models import Chunk  # noqa\n")
+    done = subprocess.run([str(BIN / "lint-imports"), "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Contracts: 0 kept, 2 broken." in done.stdout
+    for chain in ("rag.dates -> chat.questions", "rag.dates -> config", "chat.answering -> rag.models"):
+        assert chain in done.stdout, done.stdout
+
+
+def test_the_annotated_packages_pass_the_type_check():
+    """pyproject.toml's [tool.mypy]: the packages it names, with their own cache so the suite leaves the tree alone."""
+    done = _run(str(BIN / "mypy"), "--cache-dir", "/dev/null")
+    assert done.returncode == 0, done.stdout + done.stderr

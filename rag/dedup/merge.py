@@ -27,6 +27,7 @@ from datetime import datetime
 from datetime import UTC
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -183,10 +184,10 @@ def _apply(workspace_id: int, groups: list[set[int]], involved: set[int],
     )
     record_for: dict[int, int] = {}
     kept: set[int] = set()
-    for _overlap, _neg, record_id, index in overlaps:
-        if index not in record_for and record_id not in kept:
-            record_for[index] = record_id
-            kept.add(record_id)
+    for _overlap, _neg, overlapping_id, index in overlaps:
+        if index not in record_for and overlapping_id not in kept:
+            record_for[index] = overlapping_id
+            kept.add(overlapping_id)
     desired = [(record_for.get(index), _canonical_choice(group, ranks, losers), group)
                for index, group in enumerate(groups)]
 
@@ -240,7 +241,7 @@ def _apply(workspace_id: int, groups: list[set[int]], involved: set[int],
     return stats
 
 
-def _recompute(workspace_id: int, chunk_ids: set[int], *, leaving: set[int] = frozenset()) -> MergeStats:
+def _recompute(workspace_id: int, chunk_ids: set[int], *, leaving: set[int] | frozenset[int] = frozenset()) -> MergeStats:
     """Regroup the records touching `chunk_ids`, without the `leaving` chunks."""
     involved = _records_of(chunk_ids)
     states = _record_states(involved)
@@ -397,7 +398,7 @@ def reviews_carry_over(*, old_chunk_ids: list[int], new_chunks: list[Chunk]) -> 
 CONTRADICTION_ACTIONS = {"keep_a": "kept_a", "keep_b": "kept_b", "dismiss": "dismissed"}
 
 
-def contradiction_resolve(*, contradiction_id: int, action: str, user, note: str = "") -> Contradiction:
+def contradiction_resolve(*, contradiction_id: int, action: str, user: AbstractBaseUser, note: str = "") -> Contradiction:
     """Record a reviewer's decision; keeping one side makes it the canonical and demotes the other.
 
     The decision is a lasting preference of one chunk over the other: it holds

@@ -1,4 +1,5 @@
-"""/metrics under several web processes: one figure per metric, the sum of every process's."""
+"""/metrics under several web processes: one figure per metric, the sum of every process's (search's figures and
+django-prometheus's HTTP and database ones alike)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 COUNT_SCRIPT = """
 import sys, django
 django.setup()
+from django_prometheus.db import execute_total
 from rag.retrieval.metrics import VARIANTS_FILTERED
 VARIANTS_FILTERED.inc(int(sys.argv[1]))
+execute_total.labels("default", "postgresql").inc(int(sys.argv[1]))
 """
 
 
@@ -40,3 +43,4 @@ def test_metrics_add_up_the_counters_of_two_processes(tmp_path, monkeypatch, sta
     response = staff_client.get("/metrics")
     assert response.status_code == 200
     assert _counter(response.content.decode(), "docent_search_variants_filtered_total") == 7
+    assert _counter(response.content.decode(), 'django_db_execute_total{alias="default",vendor="postgresql"}') == 7

@@ -126,6 +126,21 @@ def test_metrics_for_staff_and_for_the_token_only(client, indexed, user, setting
     assert client.get("/metrics").status_code == 200
 
 
+def test_metrics_count_http_requests_and_database_queries_beside_search(logged_in_client, indexed, settings):
+    """django-prometheus's middleware and database backend write to the registry /metrics reads."""
+    settings.METRICS_TOKEN = "s3cret-token"
+    assert logged_in_client.get(URL, {"q": "tls"}).status_code == 200
+    text = logged_in_client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").content.decode()
+    lines = text.splitlines()
+    assert any(line.startswith('django_http_requests_total_by_method_total{method="GET"}') for line in lines)
+    assert any(line.startswith("django_http_responses_total_by_status_view_method_total{")
+               and 'view="api:search"' in line for line in lines)
+    executed = next(line for line in lines if line.startswith('django_db_execute_total{alias="default"'))
+    assert float(executed.split()[-1]) > 0
+    assert "django_db_query_duration_seconds_bucket{" in text
+    assert "docent_search_duration_seconds_bucket" in text  # one exposition, search's figures beside them
+
+
 def test_no_token_configured_means_staff_only(client, settings):
     settings.METRICS_TOKEN = ""
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 401

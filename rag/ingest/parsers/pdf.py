@@ -76,7 +76,8 @@ def parse_pdf(stem: str, data: bytes, *, max_ocr_pages: int = 0, progress: Progr
     if not lines:  # page numbers alone do not make a text layer either
         raise ParseError("no text found by OCR on the scanned pages" if ocr_pages
                          else "no extractable text (scanned PDF?)")
-    metadata = {key: value for key, raw in raw_metadata.items() if (value := _metadata_value(raw)) is not None}
+    metadata: dict[str, Any] = {key: value for key, raw in raw_metadata.items()
+                                if (value := _metadata_value(raw)) is not None}
     pdf_dates = {key: metadata[key] for key in ("ModDate", "CreationDate") if metadata.get(key)}
 
     body_size = _weighted_median([(line.size, len(line.text)) for line in lines])
