@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.citations import MARKER, citation_compliance, citation_for
+from chat.citations import MARKER, citation_compliance, citation_for, contradictions_mark
 from chat.changes import compose_change
 from chat.extractive import Extract, compose_extractive, question_vector
 from chat.prompts import llm_messages
@@ -109,13 +109,13 @@ def _extractive(question: str, results: Sequence[Any], used: dict[str, Any], tim
                 notice: str = "") -> Answer:
     extract = _compose(question, results, used, workspace)
     timer.lap("compose_ms")
-    return Answer(extract.text, extract.citations, "extractive", notice=notice, search=used, timings=timer.timings,
+    return Answer(extract.text, contradictions_mark(extract.citations), "extractive", notice=notice, search=used, timings=timer.timings,
                   abstained=extract.abstained, closest=extract.closest, evidence=extract.evidence)
 
 
 def _generated(reply: str, results: Sequence[Any], used: dict[str, Any], timer: Timer) -> Answer:
     """A finished LLM reply, with its citations and how well it keeps to them."""
-    return Answer(reply, llm_citations(reply, results), "llm", search=used, timings=timer.timings,
+    return Answer(reply, contradictions_mark(llm_citations(reply, results)), "llm", search=used, timings=timer.timings,
                   compliance=citation_compliance(reply, sources=len(results)))
 
 

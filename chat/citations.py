@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rag.selectors import contradicted_chunks
 from rag.sentences import sentence_spans
 
 MARKER = re.compile(r"\[(\d{1,3})\]")
@@ -52,6 +53,15 @@ def citation_for(result: Any, *, n: int, position: int, relevance: float, senten
         "lineage": getattr(result, "lineage", "") or "",
         "superseded_by_label": getattr(result, "superseded_by_label", "") or "",
     }
+
+
+def contradictions_mark(citations: list[dict]) -> list[dict]:
+    """A citation says "Documents disagree" only when a pending or decided contradiction sets it against another
+    cited passage: not for a merged copy, nor for an older version that simply changed (one read per answer)."""
+    disputed = contradicted_chunks(chunk_ids=[c["chunk_id"] for c in citations])
+    for citation in citations:
+        citation["has_contradictions"] = citation["chunk_id"] in disputed
+    return citations
 
 
 def _provenance_entries(provenance: dict | None) -> list[dict]:

@@ -21,60 +21,19 @@ from typing import Any
 
 from django.conf import settings
 
+from chat.answer_ranker import heading_only, pointer, ranker_score, unit_features
 from chat.citations import citation_for
-from chat.questions import answering_power, question_kind
+from chat.questions import answering_power, asked_value_kind, question_kind
 from chat.releases import row_for_release, subject_said, version_said, without_subjects
 from rag import embeddings
 from rag.facts import fact_differences
 from rag.embeddings import embed_with_cache
 from rag.retrieval import subjects_named
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
-from rag.sentences import SentenceSpan, sentence_spans
+from chat.units import Unit, answer_units, content_words, cosine, has_term  # noqa: F401 - has_term: evaluation's
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
-_STOP = frozenset(
-    "a an and are as at be by can do does for from how i in is it me my of on or the this to what when where which "
-    "who why will with you your should there their much many get set use used using".split()
-)
-# "auth.token_ttl: Default 12h." / "Rate limit per API key: 2.0: 600 ...": a term (or a row's label) and its value.
-_TERM = re.compile(r"^(?P<term>[^\s:][^:]{0,80}?):\s+\S")
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-# A sentence that leans on the one before it ("It defaults to 12h.").
-_LEANS_BACK = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both|the latter|the former)\b",
-                         re.IGNORECASE)
-# A heading that names a code, a setting or a path ("LG1504 upstream_timeout", "/healthz") gives the text under it its subject.
-_CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
-_FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
 NOTHING_FOUND = "I found nothing in this workspace's documents that answers that."
 ABSTAINED = "The documents in this workspace don't answer that."
-
-
-@dataclass
-class Unit:
-    """One quotable statement of one result: the sentence ids it spans and the text a reader sees."""
-
-    result_rank: int
-    result: Any
-    indexes: tuple[int, ...]
-    text: str
-    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed"
-    score: float = 0.0  # relevance plus answering power: what orders the answer
-    cosine: float = 0.0
-    relevance: float = 0.0  # meaning and rare terms alone: what the abstention floor is calibrated on
-    power: float = 0.0  # how much of what the question asks for it states (chat.questions)
-    vector: list[float] = field(default_factory=list, repr=False)
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return (self.result.chunk_id, self.indexes[0])
-
-    @property
-    def sentence_index(self) -> int:
-        return self.indexes[0]
-
-    @property
-    def sentence_ids(self) -> list[str]:
-        return [f"{self.result.chunk_id}.{index}" for index in self.indexes]
 
 
 @dataclass
@@ -86,89 +45,6 @@ class Extract:
     abstained: bool = False
     closest: list[dict] = field(default_factory=list)
     evidence: float = 0.0  # the best statement's score, whatever the floor: what the floor is calibrated on
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words minus stop words, a plural "s" dropped so "tokens" meets "token"."""
-    words = {w.strip("._-") for w in _WORD.findall(text.lower())} - _STOP
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
-
-
-# --- units ------------------------------------------------------------------------------------
-
-
-def _heading_like(text: str, headings: set[str]) -> bool:
-    """A title line: short and not ended like a sentence ("LG1504 upstream_timeout (HTTP 504)" too)."""
-    words = text.split()
-    if text.strip().lower() in headings:
-        return True
-    endings = (".", "!", "?", ":") if len(words) < 6 else (".", "!", "?", ":", ")", '"')
-    return len(words) < 10 and not text.rstrip().endswith(endings)
-
-
-def has_term(text: str) -> bool:
-    """"term: value" (a definition, a table row, a labelled list item), the term at most eight words."""
-    match = _TERM.match(_BULLET.sub("", text))
-    return bool(match) and len(match.group("term").split()) <= 8
-
-
-def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan]) -> tuple[tuple[int, ...], str, str]:
-    """(sentence indexes, text, kind) of the statement this sentence belongs to."""
-    head = paragraph[0]
-    head_text = _BULLET.sub("", head.text)
-    if span is not head and head.kind == span.kind and has_term(head_text):
-        # A later sentence of a definition is read with the term and the value the first one gives.
-        return (head.index, span.index), f"{head_text} {span.text}", "definition"
-    if span.kind == "item":
-        item = _BULLET.sub("", span.text)
-        lead = next((s for s in reversed(spans[: span.index]) if s.kind != "item"), None)
-        if lead is not None and lead.kind == "prose" and lead.text.endswith(":"):
-            return (lead.index, span.index), f"{lead.text} {item}", "item"
-        return (span.index,), item, "item"
-    before = spans[span.index - 1] if span.index > 0 else None
-    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and _CODE_LIKE.search(before.text)
-            and _heading_like(before.text, set()) and span.kind == "prose"):
-        # "LG1002 no_route (HTTP 404)" over "No route matched ...": the heading names what the text is about.
-        return (before.index, span.index), f"{before.text}: {span.text}", "headed"
-    if _LEANS_BACK.match(span.text) and span.index > 0:
-        before = spans[span.index - 1]
-        if before.kind == "prose" and before.paragraph == span.paragraph:
-            return (before.index, span.index), f"{before.text} {span.text}", "pair"
-    return (span.index,), span.text, "sentence"
-
-
-def answer_units(results: Sequence[Any]) -> list[Unit]:
-    """Every quotable statement of the results, once each; headings, fragments and code never are."""
-    units: list[Unit] = []
-    for rank, result in enumerate(results):
-        headings = {part.strip().lower() for part in (result.heading_path or "").split(">")}
-        spans = sentence_spans(result.text)
-        paragraphs: dict[int, list[SentenceSpan]] = {}
-        for span in spans:
-            paragraphs.setdefault(span.paragraph, []).append(span)
-        seen: set[tuple[int, ...]] = set()
-        for span in spans:
-            if span.kind == "code" or _heading_like(span.text, headings) and not has_term(span.text):
-                continue
-            indexes, text, kind = _unit_for(span, spans, paragraphs[span.paragraph])
-            words = len(text.split())
-            if indexes in seen or words > settings.ANSWER_UNIT_MAX_WORDS:
-                continue
-            if kind == "sentence" and (words < 4 and not has_term(text) or words > settings.ANSWER_SENTENCE_MAX_WORDS):
-                continue  # a fragment, or a table or list run together that no reader can check
-            if kind == "sentence" and words < 6 and _FRAGMENT_START.match(text) and not has_term(text):
-                continue  # "For Lumen Gateway 3.0.": a title line's tail, not a statement
-            if text.rstrip().endswith(":"):
-                continue  # a lead-in whose list or code follows: it says nothing alone
-            seen.add(indexes)
-            units.append(Unit(rank, result, indexes, text, kind))
-    return units
 
 
 # --- scoring ------------------------------------------------------------------------------------
@@ -188,17 +64,29 @@ def _is_stale(result: Any) -> bool:
     return getattr(result, "lineage", "") in ("superseded", "retired") or not getattr(result, "is_latest_version", True)
 
 
+def _release_against(result: Any, as_of: str) -> int:
+    """1: the asked release's own statement; -1: another release's; 0: no release asked, or an unlabelled passage."""
+    if not as_of:
+        return 0
+    label = getattr(result, "version_label", "") or ""  # the release the passage speaks for (rag.retrieval)
+    if label == as_of or label.startswith(as_of + "."):
+        return 1
+    return -1 if label else 0
+
+
 def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "",
                 vectors: dict[str, Sequence[float]] | None = None, subjects: set[str] = frozenset()) -> None:
-    """Meaning (encoder cosine) and the question's rare terms, a little for the retrieval rank; the
-    current version is preferred over a superseded or retired passage, or, for a question about one
-    release (`as_of`), that release's own documents are. Then answering power: a statement that
-    carries what the question asks for (the subject with a value, the steps, ...) outranks one that
-    only names the subject. `vectors`: the units' vectors by text where the caller read them already;
-    `subjects`: whom the question names (a sibling's subject): naming them is not answering."""
+    """Relevance, what the abstention floor reads: meaning (encoder cosine) and the question's rare terms, a little
+    for the retrieval rank. The score that orders the units: the learned ranker's (chat.answer_ranker: does it
+    state a value of the asked kind about the asked subject, in the asked release?), or with ANSWER_RANKER "hand"
+    relevance plus answering power. Both are multiplied down for a superseded or retired passage, or, for a
+    question about one release (`as_of`), for another release's. `vectors`: the units' vectors by text where the
+    caller read them already; `subjects`: whom the question names (a sibling's subject): naming them is not
+    answering."""
     if not units:
         return
     kind = kind or question_kind(question)
+    asked = asked_value_kind(question)
     # Whom the question names, search has found (rag.retrieval.subjects); what it asks is the rest of it.
     question = (without_subjects(question, subjects) or question) if subjects else question
     vector = question_vector(question)
@@ -212,21 +100,27 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
     # A term few candidate statements contain says more about which one answers than a common one.
     weights = {term: math.log(1 + len(units) / (1 + sum(term in words for words in unit_words))) for term in terms}
     total = sum(weights.values()) or 1.0
+    learned = settings.ANSWER_RANKER != "hand"
     for unit, unit_vector, words in zip(units, unit_vectors, unit_words):
         unit.vector = list(unit_vector)
         unit.cosine = cosine(vector, unit_vector)
         rare = sum(weight for term, weight in weights.items() if term in words) / total
         unit.relevance = 0.7 * unit.cosine + 0.3 * rare + 0.03 / (1 + unit.result_rank)
         unit.power = answering_power(kind, unit.text, unit.kind, new_words=len(words - terms), subject=rare)
-        unit.score = unit.relevance + settings.ANSWER_POWER_WEIGHT * unit.power
+        release = _release_against(unit.result, as_of)
+        unit.features = unit_features(
+            text=unit.text, unit_kind=unit.kind, heading_path=getattr(unit.result, "heading_path", "") or "",
+            sentence_index=unit.sentence_index, result_rank=unit.result_rank, cosine=unit.cosine, rare=rare,
+            power=unit.power, terms=terms, words=words, asked=asked, release=release,
+            stale=not as_of and _is_stale(unit.result))
+        unit.evasive = learned and (heading_only(unit.text) and unit.kind != "item" or pointer(unit.text))
+        unit.score = ranker_score(unit.features) if learned else \
+            unit.relevance + settings.ANSWER_POWER_WEIGHT * unit.power
         factor = 1.0
-        if as_of:
-            label = getattr(unit.result, "version_label", "") or ""
-            if label == as_of or label.startswith(as_of + "."):
-                factor = 1 / settings.ANSWER_STALE_FACTOR
-            elif label:
-                factor = settings.ANSWER_STALE_FACTOR  # another release's statement: never the lead
-        elif _is_stale(unit.result):
+        if release:
+            # Another release's statement never leads a question about one release.
+            factor = 1 / settings.ANSWER_STALE_FACTOR if release > 0 else settings.ANSWER_STALE_FACTOR
+        elif not as_of and _is_stale(unit.result):
             factor = settings.ANSWER_STALE_FACTOR
         unit.relevance *= factor
         unit.score *= factor
@@ -234,8 +128,10 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
 
 def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     """The best units above the floor and near the best, best first; one statement said once."""
-    # A statement that only restates the question never leads, whatever its score: the best of the others sets the bar.
-    ranked = sorted(units, key=lambda u: (u.relevance < settings.ANSWER_RELEVANCE_FLOOR, u.power <= -1, -u.score))
+    # A statement that only restates the question, a bare heading or a pointer ("see ...") never leads, whatever
+    # its score: the best of the others sets the bar.
+    ranked = sorted(units, key=lambda u: (u.relevance < settings.ANSWER_RELEVANCE_FLOOR, u.power <= -1, u.evasive,
+                                          -u.score))
     if not ranked:
         return []
     floor = settings.ANSWER_SENTENCE_MIN_RATIO * ranked[0].score

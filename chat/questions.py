@@ -88,3 +88,48 @@ def answering_power(kind: str, text: str, unit_kind: str, *, new_words: int, sub
     if kind == "yesno":
         return 0.5 if re.search(r"\b(?:not|never|only|must|can|cannot|supported|required|yes|no)\b", text, re.I) else 0.2
     return 0.5 if has_value else 0.0
+
+
+# What a value question asks for, finer than "value": a statement states that kind or it does not answer.
+_ASKED = (
+    ("version", re.compile(r"\bversions?\b|\breleases?\b|\b(?:oldest|newest|latest|minimum|supported) \w+\b.*\b(?:use|need|run)"
+                           r"|\bwhich (?:python|postgres\w*|django|sphinx|node|java)\b", re.I)),
+    ("duration", re.compile(r"\bhow long\b|\bhow often\b|\b(?:timeout|ttl|lifetime|expir\w*|interval|retention|period|"
+                            r"delay|wait)\b", re.I)),
+    ("default", re.compile(r"\bdefaults?\b|\bby default\b|\bout of the box\b", re.I)),
+    ("command", re.compile(r"\bcommands?\b|\bwhat (?:do|should) i (?:run|type)\b|\bhow do i run\b", re.I)),
+    ("name", re.compile(r"\b(?:setting|option|variable|flag|header|endpoint|path|url|directory|file|port|"
+                        r"called|name of|key)\b", re.I)),
+    ("amount", re.compile(r"\bhow (?:many|much|big|large)\b|\b(?:limit|maximum|max|minimum|min|size|number of|"
+                          r"count|price|cost|fee|rate)\b", re.I)),
+)
+_COMMAND_VALUE = re.compile(r"`[^`]*`|^\s*\$ |\b(?:manage\.py|make|pip|python|docker|kubectl|lumenctl|sphinx-\w+)\b"
+                            r"|\b[a-z][\w-]+ (?:--?[\w-]+|[a-z_]+)\b(?=[^.]*`)")
+_VERSION_VALUE = re.compile(r"\b[A-Z][\w-]+ v?\d+(?:\.\d+)*\+?(?![\w%]| ?(?:ms|s|[mhd]|sec\w*|min\w*|hours?|days?|"
+                            r"weeks?|months?|years?|[kmg]i?b|bytes?|requests?|units?|per)\b)|(?<![\w.])v?\d+\.\d+(?:\.\d+)*\b")
+_NAME_VALUE = re.compile(r"\b\w+(?:[._]\w+)+\b|(?<!\w)/[\w-]+|`[^`]+`|\b[A-Z][A-Z0-9_]{2,}\b|:\d{2,5}\b")
+
+
+def asked_value_kind(question: str) -> str:
+    """What a value question asks for: version, duration, default, command, name, amount, or "" (no value asked)."""
+    if question_kind(question) not in ("value", "yesno", "definition"):
+        return ""
+    return next((kind for kind, pattern in _ASKED if pattern.search(question)), "")
+
+
+def states_asked_value(asked: str, text: str) -> bool:
+    """Whether a statement states a value of the asked kind ("" asked: any value)."""
+    if not asked:
+        return bool(values_in(text))
+    kinds = {fact.kind for fact in extract_facts(text)}
+    if asked == "version":  # "PostgreSQL 15", "3.0", "Python 3.8+": a product's number is its version
+        return "version" in kinds or bool(_VERSION_VALUE.search(text))
+    if asked == "duration":
+        return "duration" in kinds
+    if asked == "amount":
+        return bool(kinds & {"number", "size", "percent", "duration"})
+    if asked == "default":
+        return bool(re.search(r"\bdefault", text, re.I)) and bool(values_in(text))
+    if asked == "command":
+        return bool(_COMMAND_VALUE.search(text))
+    return bool(_NAME_VALUE.search(text))

@@ -374,8 +374,9 @@ ANSWER_CHANGE_CANDIDATES = env.int("ANSWER_CHANGE_CANDIDATES", default=8)
 # What a pair of statements whose facts differ gains over its relevance: enough to prefer the change
 # itself, too little for a change of something else to win.
 ANSWER_CHANGE_BONUS = env.float("ANSWER_CHANGE_BONUS", default=0.2)
-# What answering power (chat.questions: -1 restates the question, 1 states the asked value) adds to a
-# statement's relevance: enough for the statement of the fact to lead a neighbour that only names it.
+# What orders an answer's statements: "learned" (chat/answer_ranker.json, trained by benchmarks/
+# train_answer_ranker.py) or "hand": relevance + this weight x answering power (make eval's ablation).
+ANSWER_RANKER = env.str("ANSWER_RANKER", default="learned")
 ANSWER_POWER_WEIGHT = env.float("ANSWER_POWER_WEIGHT", default=0.12)
 # An OpenAI-compatible chat-completions server switches answers to generated ones.
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")

@@ -15,6 +15,11 @@ answer a user reads states it. Per configuration (full pipeline, Free tier):
 - change questions: both sides' values stated, the older side's statement first, and the
   summary line "600 -> 1200 requests per minute (2.0 -> 3.0)" naming the sides in order
   (`change_sides_stated`).
+- leads asked value: of the questions asking for a value (chat.questions.asked_value_kind: a version, a
+  duration, a default, a command, a name, an amount) that are answered, the share whose first statement
+  states a value of that kind; leads fact: the share whose first statement states the expected fact.
+- "full pipeline, hand score": the full pipeline with the hand-weighted unit score the learned ranker
+  replaced (ANSWER_RANKER "hand"): the ablation.
 - median answer length in words, and the share of answers that quote a raw table row
   (pipes, rules of `=` or `-`) or a definition without its value (a cited sentence of a
   "term: value" paragraph without the sentence that holds the term).
@@ -29,15 +34,18 @@ import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.conf import settings
 from chat.answering import Answer, answer
 from chat.citations import MARKER
-from chat.extractive import has_term
+from chat.questions import asked_value_kind, states_asked_value
+from chat.units import has_term
 from chat.models import default_search_options
 from evaluation.retrieval import eval_license_set, path_matches, question_kind
 from rag.models import Chunk, Workspace
 from rag.sentences import sentence_spans
 
-CONFIGS = (("full pipeline", True), ("Free tier", False))
+CONFIGS = (("full pipeline", True), ("Free tier", False), ("full pipeline, hand score", True))
+HAND_SCORE = "full pipeline, hand score"  # the configuration answered with ANSWER_RANKER "hand"
 _RAW_TABLE = re.compile(r"\|[^|\n]*\|[^|\n]*\||(?:^|\s)(?:={3,}|-{3,})(?:\s|$)")
 
 
@@ -110,7 +118,12 @@ def score_answer(question: dict, result: Answer) -> dict[str, float]:
     accurate = stated and (first_wrong is None or max(positions) <= first_wrong)  # type: ignore[type-var]
     cited = any(c.get("role", "answer") == "answer" and any(path_matches(c["path"], p) for p in paths)
                 for c in result.citations)
-    return {"accurate": float(accurate), "cited": float(cited), "abstained": float(result.abstained),
+    asked = asked_value_kind(question["question"]) if question_kind(question) != "change" else ""
+    leads = {}
+    if asked and statements and not result.abstained:
+        leads = {"leads_value": float(states_asked_value(asked, statements[0])),
+                 "leads_fact": float(_stated_fact_at(statements[:1], question, wanted[0]) is not None)}
+    return {**leads, "accurate": float(accurate), "cited": float(cited), "abstained": float(result.abstained),
             "evidence": float(result.evidence or 0.0),
             "words": float(len(result.text.split())), "malformed": float(bool(malformed_quotes(result)))}
 
@@ -184,8 +197,10 @@ def evaluate_answers(
 ) -> dict[str, dict[str, Any]]:
     """Every configuration's answer figures; the license is set for each (Free last, as retrieval's eval)."""
     figures: dict[str, dict[str, Any]] = {}
+    ranker = settings.ANSWER_RANKER
     for name, licensed in configs:
         eval_license_set(workspace=workspace, licensed=licensed)
+        settings.ANSWER_RANKER = "hand" if name == HAND_SCORE else ranker
         scores, changes = [], []
         for question in questions:
             result = answer(question["question"], workspace=workspace, options=default_search_options())
@@ -209,6 +224,9 @@ def evaluate_answers(
             "accuracy": sum(s["accurate"] for s in scores) / count,
             **{f"accuracy {kind}": sum(values) / len(values) for kind, values in by_kind.items() if values},
             "cited": sum(s["cited"] for s in scores) / count,
+            **({"leads value": sum(s["leads_value"] for s in valued) / len(valued),
+                "leads fact": sum(s["leads_fact"] for s in valued) / len(valued), "value questions": len(valued)}
+               if (valued := [s for s in scores if "leads_value" in s]) else {}),
             **({f"change {key}": sum(c[key] for c in changes) / len(changes) for key in changes[0]} if changes else {}),
             "median_words": statistics.median(s["words"] for s in scores) if scores else 0.0,
             "malformed": int(sum(s["malformed"] for s in scores)),
@@ -219,6 +237,7 @@ def evaluate_answers(
         }
         if on_config:
             on_config(name, figures[name])
+    settings.ANSWER_RANKER = ranker
     return figures
 
 
@@ -226,6 +245,7 @@ def format_answer_table(title: str, figures: dict[str, dict[str, Any]]) -> str:
     columns = [("accuracy", "accuracy", ".3f"), ("accuracy current", "current", ".3f"),
                ("accuracy version", "version", ".3f"), ("accuracy change", "change", ".3f"),
                ("change stated", "change both+summary", ".3f"), ("change ordered", "change both sides", ".3f"),
+               ("leads value", "leads asked value", ".3f"), ("leads fact", "leads fact", ".3f"),
                ("cited", "cites expected", ".3f"), ("abstention precision", "abst. precision", ".3f"),
                ("abstention recall", "abst. recall", ".3f"), ("median_words", "median words", ".0f"),
                ("malformed", "malformed", "d")]
@@ -240,5 +260,5 @@ def format_answer_table(title: str, figures: dict[str, dict[str, Any]]) -> str:
             f"{entry['floor']:.3f} -> P {entry['precision']:.2f} R {entry['recall']:.2f}"
             for entry in values.get("floor_sweep", [])))
     lines.append(f"({any_figures.get('questions', 0)} answerable questions, {any_figures.get('off_topic', 0)} "
-                 f"off-topic; malformed = answers quoting a raw table row or a definition without its value)")
+                 f"off-topic, {any_figures.get('value questions', 0)} answered asking for a value; malformed = answers quoting a raw table row or a definition without its value)")
     return "\n".join(lines)

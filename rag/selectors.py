@@ -196,6 +196,18 @@ def contradiction_decisions(*, chunk_ids: Iterable[int]) -> list[tuple[int, int,
     return [(a, b, *((a, b) if resolution == "kept_a" else (b, a))) for a, b, resolution in decisions]
 
 
+def contradicted_chunks(*, chunk_ids: Iterable[int]) -> set[int]:
+    """The chunks among these that a pending or decided (resolved) contradiction sets against another of them:
+    what a "Documents disagree" flag may say of the passages an answer cites. Dismissed ones never count."""
+    ids = set(chunk_ids)
+    if len(ids) < 2:
+        return set()
+    pairs = Contradiction.objects.filter(
+        status__in=(Contradiction.Status.PENDING, Contradiction.Status.RESOLVED), chunk_a_id__in=ids, chunk_b_id__in=ids,
+    ).values_list("chunk_a_id", "chunk_b_id")
+    return {chunk_id for pair in pairs for chunk_id in pair}
+
+
 def decision_among(decisions: list[tuple[int, int, int, int]], chunk_ids: Iterable[int]) -> tuple[int, int] | None:
     """(kept, overruled) of the latest of `decisions` (contradiction_decisions) between two of these chunks."""
     ids = set(chunk_ids)

@@ -51,15 +51,14 @@ def cite_links(message) -> SafeString:
 
 @register.filter
 def duplicates_hidden(message) -> str:
-    """What "Hide duplicate passages" did to this answer's search, counted ("3 duplicate passages hidden")."""
+    """What "Hide duplicate passages" hid from this answer's search, counted ("3 duplicate passages hidden"),
+    or "": the line is shown only when something was hidden."""
     search = (message.metadata or {}).get("search") or {}
     if not (search.get("options") or {}).get("dedup", True):
-        return "duplicate passages shown (“Hide duplicate passages” is off)"
+        return ""
     stats = search.get("stats") or {}
     count = int(stats.get("variants_filtered") or 0) + int(stats.get("near_duplicates_removed") or 0)
-    if not count:
-        return "no duplicate passages among the matches"
-    return f"{count} duplicate passage{pluralize(count)} hidden"
+    return f"{count} duplicate passage{pluralize(count)} hidden" if count else ""
 
 
 @register.filter

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -169,7 +171,8 @@ def test_hide_duplicate_passages_says_what_it_hid_and_unticked_shows_them(
     stats = reply.metadata["search"]["stats"]
     assert stats["variants_filtered"] == stats["near_duplicates_removed"] == 0
     page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
-    assert "duplicate passages shown (“Hide duplicate passages” is off)" in page
+    # Nothing was hidden: no duplicates line under the second answer (the first one's line stays; issue 36).
+    assert len(re.findall(r"\d+ duplicate passages? hidden", page)) == 1 and "duplicate passages shown" not in page
 
 
 def test_answers_name_sections_once_slides_as_slides_and_say_when_provenance_has_nothing(logged_in_client,

@@ -1,0 +1,146 @@
+"""Answer units: the quotable statements of search results, each with what it needs to stand alone.
+
+A statement is a sentence with what it needs to be read alone: a definition with its term, a table row
+with its headers, a list item with its lead-in, an "It ..." sentence with the one before it, a code or
+setting heading with the text under it. Headings, fragments and code are never units. chat.extractive
+scores and quotes them; chat.changes weighs them per release.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from rag.sentences import SentenceSpan, sentence_spans
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from how i in is it me my of on or the this to what when where which "
+    "who why will with you your should there their much many get set use used using".split()
+)
+# "auth.token_ttl: Default 12h." / "Rate limit per API key: 2.0: 600 ...": a term (or a row's label) and its value.
+_TERM = re.compile(r"^(?P<term>[^\s:][^:]{0,80}?):\s+\S")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+# A sentence that leans on the one before it ("It defaults to 12h.").
+_LEANS_BACK = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both|the latter|the former)\b",
+                         re.IGNORECASE)
+# A heading that names a code, a setting or a path ("LG1504 upstream_timeout", "/healthz") gives the text under it its subject.
+_CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
+_FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
+
+@dataclass
+class Unit:
+    """One quotable statement of one result: the sentence ids it spans and the text a reader sees."""
+
+    result_rank: int
+    result: Any
+    indexes: tuple[int, ...]
+    text: str
+    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed"
+    score: float = 0.0  # the learned ranker's score (chat.answer_ranker), or the hand score: what orders the answer
+    cosine: float = 0.0
+    relevance: float = 0.0  # meaning and rare terms alone: what the abstention floor is calibrated on
+    power: float = 0.0  # how much of what the question asks for it states (chat.questions)
+    vector: list[float] = field(default_factory=list, repr=False)
+    features: list[float] = field(default_factory=list, repr=False)  # chat.answer_ranker.FEATURES
+    evasive: bool = False  # only a heading, or a pointer elsewhere ("see ..."): never the lead
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.result.chunk_id, self.indexes[0])
+
+    @property
+    def sentence_index(self) -> int:
+        return self.indexes[0]
+
+    @property
+    def sentence_ids(self) -> list[str]:
+        return [f"{self.result.chunk_id}.{index}" for index in self.indexes]
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words minus stop words, a plural "s" dropped so "tokens" meets "token"."""
+    words = {w.strip("._-") for w in _WORD.findall(text.lower())} - _STOP
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+# --- units ------------------------------------------------------------------------------------
+
+
+def _heading_like(text: str, headings: set[str]) -> bool:
+    """A title line: short and not ended like a sentence ("LG1504 upstream_timeout (HTTP 504)" too)."""
+    words = text.split()
+    if text.strip().lower() in headings:
+        return True
+    endings = (".", "!", "?", ":") if len(words) < 6 else (".", "!", "?", ":", ")", '"')
+    return len(words) < 10 and not text.rstrip().endswith(endings)
+
+
+def has_term(text: str) -> bool:
+    """"term: value" (a definition, a table row, a labelled list item), the term at most eight words."""
+    match = _TERM.match(_BULLET.sub("", text))
+    return bool(match) and len(match.group("term").split()) <= 8
+
+
+def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan]) -> tuple[tuple[int, ...], str, str]:
+    """(sentence indexes, text, kind) of the statement this sentence belongs to."""
+    head = paragraph[0]
+    head_text = _BULLET.sub("", head.text)
+    if span is not head and head.kind == span.kind and has_term(head_text):
+        # A later sentence of a definition is read with the term and the value the first one gives.
+        return (head.index, span.index), f"{head_text} {span.text}", "definition"
+    if span.kind == "item":
+        item = _BULLET.sub("", span.text)
+        lead = next((s for s in reversed(spans[: span.index]) if s.kind != "item"), None)
+        if lead is not None and lead.kind == "prose" and lead.text.endswith(":"):
+            return (lead.index, span.index), f"{lead.text} {item}", "item"
+        return (span.index,), item, "item"
+    before = spans[span.index - 1] if span.index > 0 else None
+    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and _CODE_LIKE.search(before.text)
+            and _heading_like(before.text, set()) and span.kind == "prose"):
+        # "LG1002 no_route (HTTP 404)" over "No route matched ...": the heading names what the text is about.
+        return (before.index, span.index), f"{before.text}: {span.text}", "headed"
+    if _LEANS_BACK.match(span.text) and span.index > 0:
+        before = spans[span.index - 1]
+        if before.kind == "prose" and before.paragraph == span.paragraph:
+            return (before.index, span.index), f"{before.text} {span.text}", "pair"
+    return (span.index,), span.text, "sentence"
+
+
+def answer_units(results: Sequence[Any]) -> list[Unit]:
+    """Every quotable statement of the results, once each; headings, fragments and code never are."""
+    units: list[Unit] = []
+    for rank, result in enumerate(results):
+        headings = {part.strip().lower() for part in (result.heading_path or "").split(">")}
+        spans = sentence_spans(result.text)
+        paragraphs: dict[int, list[SentenceSpan]] = {}
+        for span in spans:
+            paragraphs.setdefault(span.paragraph, []).append(span)
+        seen: set[tuple[int, ...]] = set()
+        for span in spans:
+            if span.kind == "code" or _heading_like(span.text, headings) and not has_term(span.text):
+                continue
+            indexes, text, kind = _unit_for(span, spans, paragraphs[span.paragraph])
+            words = len(text.split())
+            if indexes in seen or words > settings.ANSWER_UNIT_MAX_WORDS:
+                continue
+            if kind == "sentence" and (words < 4 and not has_term(text) or words > settings.ANSWER_SENTENCE_MAX_WORDS):
+                continue  # a fragment, or a table or list run together that no reader can check
+            if kind == "sentence" and words < 6 and _FRAGMENT_START.match(text) and not has_term(text):
+                continue  # "For Lumen Gateway 3.0.": a title line's tail, not a statement
+            if text.rstrip().endswith(":"):
+                continue  # a lead-in whose list or code follows: it says nothing alone
+            seen.add(indexes)
+            units.append(Unit(rank, result, indexes, text, kind))
+    return units
