@@ -377,6 +377,8 @@ ANSWER_CHANGE_BONUS = env.float("ANSWER_CHANGE_BONUS", default=0.2)
 # What orders an answer's statements: "learned" (chat/answer_ranker.json, trained by benchmarks/
 # train_answer_ranker.py) or "hand": relevance + this weight x answering power (make eval's ablation).
 ANSWER_RANKER = env.str("ANSWER_RANKER", default="learned")
+if ANSWER_RANKER not in ("learned", "hand"):
+    _fail(f"ANSWER_RANKER must be learned or hand, not {ANSWER_RANKER!r}")
 ANSWER_POWER_WEIGHT = env.float("ANSWER_POWER_WEIGHT", default=0.12)
 # An OpenAI-compatible chat-completions server switches answers to generated ones.
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
