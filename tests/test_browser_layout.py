@@ -7,6 +7,7 @@ measure boxes. Headless Chromium via Playwright; screenshots land in test-artifa
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Permission
 
 from chat.models import Conversation
 from tests.browser_support import log_in
@@ -22,6 +23,7 @@ WIDTHS = (390, 1366, 1920)
 @pytest.fixture
 def staff_workspace(transactional_db, django_db_serialized_rollback):
     staff = UserFactory(username="staff", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="add_source"))  # the Sources page's add form
     workspace = WorkspaceFactory(slug="handbook", name="Handbook", members=[staff])
     return Conversation.objects.create(user=staff, workspace=workspace, title="Badges")
 
