@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from _setup import SMOKE
 
 SEED = 20250611
 MAX_WORDS = 110
@@ -159,15 +160,21 @@ def corpus_texts(folders: list[Path], count: int, queries: int, cache_dir: Path)
     return unique[:count], asked
 
 
+def real_encoder(cache_dir: Path):  # noqa: ANN201 - an Encoder
+    """all-MiniLM-L6-v2's ONNX export, as web processes run it; in a smoke run the hashing encoder stands in
+    (no model to load or export: only that the benchmark runs through is checked there)."""
+    from rag.embeddings import HashingEncoder, OnnxEncoder
+
+    return HashingEncoder() if SMOKE else OnnxEncoder(batch_size=32, cache_dir=cache_dir / "models")
+
+
 def encoded(texts: list[str], cache_dir: Path) -> np.ndarray:
     """Real all-MiniLM-L6-v2 vectors for texts (its ONNX export), cached by their content."""
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
-    cache = cache_dir / f"search-real-{digest}.npz"
+    cache = cache_dir / f"search-{'smoke' if SMOKE else 'real'}-{digest}.npz"
     if cache.exists():
         return np.load(cache)["vectors"]
-    from rag.embeddings import OnnxEncoder
-
-    encoder = OnnxEncoder(batch_size=32, cache_dir=cache_dir / "models")
+    encoder = real_encoder(cache_dir)
     vectors = np.zeros((len(texts), 384), dtype=np.float32)
     step = 256
     for start in range(0, len(texts), step):

@@ -38,7 +38,7 @@ from bench_chat import PASSWORD, Client, _free_port, server_wait
 DATA_DIR = Path(os.environ.get("BENCH_ANSWERS_DATA_DIR", ROOT / "var" / "bench" / "answers")).resolve()
 DEADLINE_SECONDS = 120  # LLM_ANSWER_DEADLINE_SECONDS's default
 TARGET_P95_SECONDS = 1.0
-IDLE_SECONDS = 15  # probes before the askers start: what the machine gives an idle server
+IDLE_SECONDS = 1 if SMOKE else 15  # probes before the askers start: what the machine gives an idle server
 
 
 def _prepare(askers: int) -> tuple[list[tuple[str, int]], tuple[str, int]]:
@@ -206,10 +206,15 @@ def main() -> int:
         watchers = [threading.Thread(target=probe), threading.Thread(target=sample_connections)]
         for thread in watchers:
             thread.start()
-        time.sleep(3)  # the prober signs in and warms the pages up
+        time.sleep(1 if SMOKE else 3)  # the prober signs in and warms the pages up
+        def probed_until(seconds: float) -> None:  # and at least one probe of each page in this phase
+            until = time.monotonic() + seconds
+            while time.monotonic() < until or not all(probes[(phase[0], name)] for name in ("healthz", "page")):
+                time.sleep(0.1)
+
         phase[0] = "idle"
         load_before = os.getloadavg()[0]
-        time.sleep(IDLE_SECONDS)
+        probed_until(IDLE_SECONDS)
         phase[0] = "load"
         started = time.monotonic()
         give_up = started + DEADLINE_SECONDS + 60
@@ -219,6 +224,7 @@ def main() -> int:
         for thread in threads:
             thread.join()
         wall = time.monotonic() - started
+        probed_until(0)  # a smoke run's askers may be done before the first probe under load
         load_after = os.getloadavg()[0]
         stop.set()
         for thread in watchers:

@@ -40,7 +40,8 @@ DOCUMENT_CHUNKS = 10
 
 def real_windows(count: int, words: int = 170) -> list[str]:
     root = Path(__file__).resolve().parent.parent
-    files = sorted((root / "demo" / "corpus").rglob("*.*")) + sorted((root / "var" / "real-corpus" / "corpus").glob("*"))
+    real = Path(os.environ.get("BENCH_REAL_CORPUS", root / "var" / "real-corpus" / "corpus"))  # run_all.py's
+    files = sorted((root / "demo" / "corpus").rglob("*.*")) + sorted(real.glob("*"))
     texts: list[str] = []
     for path in files:
         if path.is_dir() or path.suffix == ".pdf":

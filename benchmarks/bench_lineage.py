@@ -46,8 +46,10 @@ from pathlib import Path
 from _setup import ROOT, SMOKE, django_setup, target
 
 DATA_DIR = Path(os.environ.get("BENCH_LINEAGE_DATA_DIR", ROOT / "var" / "bench" / "lineage")).resolve()
-# `make bench` (run_all.py) builds or reuses the real corpus first; a smoke run indexes the demo alone.
-DEFAULT_FOLDERS = [ROOT / "demo" / "corpus"] + ([] if SMOKE else [ROOT / "var" / "real-corpus" / "corpus"])
+# `make bench` (run_all.py) builds or reuses the real corpus first and names it in BENCH_REAL_CORPUS (a smoke
+# run: its stand-in); run alone, the builder's own folder.
+REAL_CORPUS = Path(os.environ.get("BENCH_REAL_CORPUS", ROOT / "var" / "real-corpus" / "corpus"))
+DEFAULT_FOLDERS = [ROOT / "demo" / "corpus", REAL_CORPUS]
 SLUG = "bench-lineage"
 TARGET_SHARE = 0.10
 

@@ -151,6 +151,7 @@ def score(workspace, truth: dict[int, int]) -> tuple[float, float, int, int]:
 
 def admin_pages(workspace) -> list[tuple[str, float, int]]:
     from django.contrib.auth import get_user_model
+    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -160,6 +161,7 @@ def admin_pages(workspace) -> list[tuple[str, float, int]]:
                                                                                       "is_superuser": True})
     client = Client(HTTP_HOST="localhost")
     client.force_login(user)
+    call_command("collectstatic", interactive=False, verbosity=0)  # DEBUG is off: pages name the hashed files
     results = []
     for name in ("document", "canonicalrecord", "contradiction"):
         url = reverse(f"admin:rag_{name}_changelist") + f"?workspace__id__exact={workspace.pk}"

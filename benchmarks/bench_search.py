@@ -63,7 +63,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from _search_corpus import build_corpus, corpus_texts, encoded, real_texts  # noqa: E402
+from _search_corpus import build_corpus, corpus_texts, encoded, real_encoder, real_texts  # noqa: E402
 from _setup import QUICK, SMOKE, django_setup, machine_load, percentile, target  # noqa: E402
 
 TOP_K = 10
@@ -84,6 +84,8 @@ RECALL_TARGET = 0.95  # issue 24: HNSW recall@10 against an exact scan there
 # Real documentation text (issue 24): the evaluation corpora, where this checkout or the main one keeps them.
 DEFAULT_CORPORA = [folder for base in (ROOT / "var", Path("/work/main/var"))
                    for folder in (base / "scale-corpus" / "corpus", base / "real-corpus" / "corpus")]
+if os.environ.get("BENCH_REAL_CORPUS"):  # the corpus run_all.py built, alone in a smoke run (its stand-in)
+    DEFAULT_CORPORA = [Path(os.environ["BENCH_REAL_CORPUS"])] + ([] if SMOKE else DEFAULT_CORPORA)
 
 
 def _ms(seconds: list[float]) -> tuple[float, float]:
@@ -453,8 +455,8 @@ def child(size: int, real: int, query_count: int, corpora: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000" if SMOKE else "10000" if QUICK else "10000,100000")
-    parser.add_argument("--queries", type=int, default=10 if SMOKE else 60 if QUICK else 200)
-    parser.add_argument("--real", type=int, default=200 if SMOKE else 3000 if QUICK else 8000,
+    parser.add_argument("--queries", type=int, default=3 if SMOKE else 60 if QUICK else 200)
+    parser.add_argument("--real", type=int, default=8 if SMOKE else 3000 if QUICK else 8000,
                         help="real chunks encoded with the real model")
     parser.add_argument("--corpora", default=",".join(str(f) for f in DEFAULT_CORPORA),
                         help="folders of documentation text (comma-separated); none found: library docstrings")
@@ -467,9 +469,7 @@ def main() -> int:
     # Encode once, here, so that the children only read the cache.
     chunks, queries = _texts(args.real, args.queries, args.corpora)
     vectors = encoded(chunks + queries, ROOT / "var" / "bench")
-    from rag.embeddings import OnnxEncoder
-
-    encoder = OnnxEncoder(batch_size=32, cache_dir=ROOT / "var" / "bench" / "models")  # what web processes run
+    encoder = real_encoder(ROOT / "var" / "bench")  # what web processes run
     encoder.encode(["warm up"])
     started = time.perf_counter()
     for query in queries[:30]:

@@ -84,7 +84,7 @@ def main() -> int:
     from rag.models import Document, EmbeddingCache, Workspace
     from rag.sources.services import source_add
 
-    folder = DATA_DIR / "folder"
+    folder = DATA_DIR.parent / "sources-folder"  # beside DATA_DIR: a source may not read Docent's own data folder
     shutil.rmtree(folder, ignore_errors=True)
     for number in range(args.files):
         written = folder / f"team-{number % 20:02d}" / f"service-{number:04d}.md"

@@ -109,7 +109,8 @@ def _many(*, s3, files: int, encoder: str, username: str) -> dict:
     statuses = dict(IndexingJobItem.objects.filter(job_id__in=job_ids).values_list("status").annotate(n=Count("id")))
     paths = Document.objects.filter(workspace__members__username=username, path__startswith="uploads/many-",
                                     status=Document.Status.INDEXED)
-    indexed_lines = [log.count("] document indexed") for log in logs]  # fresh workers: only this run's files
+    # Fresh workers: only this run's files. The log line is `time level logger message key=value`.
+    indexed_lines = [log.count(" rag.ingest.pipeline document indexed ") for log in logs]
     return {"seconds": seconds, "statuses": statuses, "documents": paths.count(),
             "indexed_lines": indexed_lines, "objects": len([key for key in s3.keys() if "-many-" in key])}
 
@@ -152,7 +153,6 @@ def main() -> int:
             print(f"upload-to-indexed, median of {options.rounds}: local {local:.2f} s, S3 {remote:.2f} s", flush=True)
             target("27", "upload-to-indexed through S3 <= 1.2x local", f"{ratio:.2f}x ({remote:.2f} / {local:.2f} s, "
                    f"{options.round_files} files, median of {options.rounds})", ratio <= 1.2)
-        ok = True
         if options.files:
             many = _many(s3=s3, files=options.files, encoder=options.encoder, username=user.username)
             once = (many["statuses"] == {"indexed": options.files} and many["documents"] == options.files
@@ -163,10 +163,9 @@ def main() -> int:
                   f"{'every file indexed once, none lost' if once else 'NOT every file indexed once'}", flush=True)
             target("27", f"{options.files} files through S3, 2 workers: every file indexed once, none lost",
                    f"{many['statuses']}, {many['documents']} documents, {many['objects']} bucket objects", once)
-            ok = once
     finally:
         s3.stop()
-    return 0 if ok else 1
+    return 0  # it ran: a missed target is its MISSED TARGET line
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ def restart_postgres() -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=20 if SMOKE else 500)
+    parser.add_argument("--files", type=int, default=12 if SMOKE else 500)
     parser.add_argument("--encoder", default="hashing")
     parser.add_argument("--only", default="kill" if SMOKE else "kill,redis,postgres")
     parser.add_argument("--timeout", type=float, default=1800)

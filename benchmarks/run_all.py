@@ -7,7 +7,8 @@ its own.
 
     python benchmarks/run_all.py                 # everything, full sizes
     python benchmarks/run_all.py --quick         # smaller runs (BENCH_QUICK=1), for a check in minutes
-    python benchmarks/run_all.py --smoke         # the smallest runs (BENCH_SMOKE=1): every script still works
+    python benchmarks/run_all.py --smoke         # the smallest runs (BENCH_SMOKE=1): every script still works;
+                                                 # one shared PostgreSQL and Redis, the real corpus's stand-in
     python benchmarks/run_all.py chat search     # only the scripts whose name holds one of these
     python benchmarks/run_all.py --table var/bench/targets.json   # also write the rows as JSON
 """
@@ -15,6 +16,7 @@ its own.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -25,6 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _setup import TARGET_PREFIX, machine_load  # noqa: E402
+from _smoke_services import SmokeServices  # noqa: E402
 
 def rows_from_output(script: str, lines: list[str]) -> list[dict]:
     """The script's targets, from its TARGET lines alone."""
@@ -33,14 +36,17 @@ def rows_from_output(script: str, lines: list[str]) -> list[dict]:
 
 
 # Corpora a script reads, built (or reused: the builder keeps what an earlier run left) before it runs, as
-# `make eval-real` does. Not in a smoke run: those scripts then read the demo corpus alone.
-REAL_CORPUS = ["demo/real/build_corpus.py", "--out", "var/real-corpus"]
-CORPORA = {"bench_lineage": REAL_CORPUS, "bench_search": REAL_CORPUS, "bench_index_load": REAL_CORPUS}
+# `make eval-real` does; the script finds the folder in BENCH_REAL_CORPUS. A smoke run builds the stand-in
+# (no download) through the same step, so a script whose corpus this step does not provide fails there too.
+REAL_CORPUS = (["demo/real/build_corpus.py", "--out", "var/real-corpus"], "var/real-corpus/corpus")
+SMOKE_CORPUS = (["benchmarks/_smoke_corpus.py", "--out", "var/bench/smoke-corpus"], "var/bench/smoke-corpus/corpus")
+CORPUS_READERS = {"bench_lineage", "bench_search", "bench_index_load"}
 
 
-def run_script(script: Path, *, quick: bool, smoke: bool, timeout: float | None) -> tuple[int, list[str], float]:
+def run_script(script: Path, *, quick: bool, smoke: bool, timeout: float | None,
+               extra_env: dict[str, str] | None = None) -> tuple[int, list[str], float]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", **({"BENCH_QUICK": "1"} if quick or smoke else {}),
-           **({"BENCH_SMOKE": "1"} if smoke else {})}
+           **({"BENCH_SMOKE": "1"} if smoke else {}), **(extra_env or {})}
     started = time.monotonic()
     process = subprocess.Popen([sys.executable, str(script)], cwd=HERE.parent, env=env, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -94,18 +100,26 @@ def main() -> int:
     args = parser.parse_args()
     scripts = sorted(p for pattern in ("bench_*.py", "fault_*.py") for p in HERE.glob(pattern)
                      if not args.only or any(name in p.name for name in args.only))
-    built: set[tuple[str, ...]] = set()
+    builder, corpus = SMOKE_CORPUS if args.smoke else REAL_CORPUS
     rows: list[dict] = []
-    for script in scripts:
-        corpus = CORPORA.get(script.stem)
-        if corpus and not args.smoke and tuple(corpus) not in built:
-            print(f"\n=== {' '.join(corpus)} ===", flush=True)
-            subprocess.run([sys.executable, *corpus], cwd=HERE.parent, check=True)
-            built.add(tuple(corpus))
-        print(f"\n=== {script.name} ===", flush=True)
-        code, lines, seconds = run_script(script, quick=args.quick, smoke=args.smoke, timeout=args.timeout)
-        print(f"--- {script.name}: exit {code} in {seconds:.1f}s", flush=True)
-        rows += script_rows(script.stem, code, lines, seconds)
+    built = False
+    # A smoke run's scripts share one PostgreSQL and Redis, each on its own database (_smoke_services.py).
+    with SmokeServices() if args.smoke else contextlib.nullcontext() as services:
+        for script in scripts:
+            env = {}
+            if script.stem in CORPUS_READERS:
+                if not built:
+                    print(f"\n=== {' '.join(builder)} ===", flush=True)
+                    subprocess.run([sys.executable, *builder], cwd=HERE.parent, check=True)
+                    built = True
+                env["BENCH_REAL_CORPUS"] = str(HERE.parent / corpus)
+            if services:
+                env.update(services.environ(script.stem))
+            print(f"\n=== {script.name} ===", flush=True)
+            code, lines, seconds = run_script(script, quick=args.quick, smoke=args.smoke, timeout=args.timeout,
+                                              extra_env=env)
+            print(f"--- {script.name}: exit {code} in {seconds:.1f}s", flush=True)
+            rows += script_rows(script.stem, code, lines, seconds)
     print("\n=== targets ===")
     print(table(rows))
     if args.table:

@@ -11,7 +11,10 @@ answer a user reads states it. Per configuration (full pipeline, Free tier):
   question, any document of the asked release; for a change question, both sides').
 - abstention precision and recall, with the off-topic questions (demo/off_topic.json and
   2,000 characters of nonsense) as the ones that should abstain and the ground truth as
-  the ones that should not.
+  the ones that should not. ANSWER_RELEVANCE_FLOOR was chosen on these very questions (the
+  floor sweep), so they flatter it; a held-out set (demo/off_topic_heldout.json, never used to
+  set the floor) is scored beside them: its recall, and its precision against the same
+  answerable questions.
 - change questions: both sides' values stated, the older side's statement first, and the
   summary line "600 -> 1200 requests per minute (2.0 -> 3.0)" naming the sides in order
   (`change_sides_stated`).
@@ -191,6 +194,7 @@ def floor_sweep(answerable: Sequence[float], off_topic: Sequence[float]) -> list
 
 def evaluate_answers(
     workspace: Workspace, questions: Sequence[dict], off_topic: Sequence[str], *,
+    held_out: Sequence[str] = (),
     configs: Sequence[tuple[str, bool]] = CONFIGS,
     on_answer: Callable[[str, dict, Answer], None] | None = None,
     on_config: Callable[[str, dict[str, Any]], None] | None = None,
@@ -209,11 +213,12 @@ def evaluate_answers(
                 changes.append(change_sides_stated(question, result))
             if on_answer:
                 on_answer(name, question, result)
-        off, off_evidence = [], []
-        for asked in off_topic:
+        off, off_evidence, held, held_evidence = [], [], [], []
+        for asked, abstained, evidence in [*((q, off, off_evidence) for q in off_topic),
+                                           *((q, held, held_evidence) for q in held_out)]:
             result = answer(asked, workspace=workspace, options=default_search_options())
-            off.append(result.abstained)
-            off_evidence.append(float(result.evidence or 0.0))
+            abstained.append(result.abstained)
+            evidence.append(float(result.evidence or 0.0))
             if on_answer:
                 on_answer(name, {"id": "off-topic", "question": asked[:80]}, result)
         count = max(1, len(scores))
@@ -234,6 +239,9 @@ def evaluate_answers(
                 [bool(s["abstained"]) for s in scores], off).items()},
             "off_topic": len(off),
             "floor_sweep": floor_sweep([s["evidence"] for s in scores], off_evidence),
+            **{f"held-out abstention {key}": value for key, value in abstention_figures(
+                [bool(s["abstained"]) for s in scores], held).items() if held},
+            "held_out": len(held),
         }
         if on_config:
             on_config(name, figures[name])
@@ -259,6 +267,13 @@ def format_answer_table(title: str, figures: dict[str, dict[str, Any]]) -> str:
         lines.append(f"{name}: abstention had the floor been " + ", ".join(
             f"{entry['floor']:.3f} -> P {entry['precision']:.2f} R {entry['recall']:.2f}"
             for entry in values.get("floor_sweep", [])))
+    for name, values in figures.items():
+        if values.get("held_out"):
+            lines.append(f"{name}: held-out abstention P {values['held-out abstention precision']:.3f} "
+                         f"R {values['held-out abstention recall']:.3f} ({values['held_out']} off-topic questions "
+                         f"the floor was never set on)")
     lines.append(f"({any_figures.get('questions', 0)} answerable questions, {any_figures.get('off_topic', 0)} "
-                 f"off-topic, {any_figures.get('value questions', 0)} answered asking for a value; malformed = answers quoting a raw table row or a definition without its value)")
+                 f"off-topic, {any_figures.get('value questions', 0)} answered asking for a value; abst. precision and "
+                 f"recall are on the questions the answer floor was calibrated on, the held-out line beside them is "
+                 f"not; malformed = answers quoting a raw table row or a definition without its value)")
     return "\n".join(lines)

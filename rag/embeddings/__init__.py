@@ -38,6 +38,7 @@ from rag.embeddings.choice import (
     QUERY_TWINS,
     Encoder,
     encoder_build,
+    encoder_model,
     get_encoder,
     get_query_encoder,
     query_encoder_choice,
@@ -50,16 +51,17 @@ from rag.embeddings.onnx_runtime import OnnxEncoder
 from rag.embeddings.sentence_transformer import SentenceTransformerEncoder
 
 __all__ = ["DEFAULT_ENCODER", "EMBEDDING_DIM", "ENCODER_ENV_VAR", "MINILM_NAME", "QUERY_TWINS", "Encoder",
-           "HashingEncoder", "OnnxEncoder", "SentenceTransformerEncoder", "embed_with_cache",
+           "HashingEncoder", "IndexEncoderMismatch", "OnnxEncoder", "SentenceTransformerEncoder", "embed_with_cache",
            "embed_with_process_cache", "encode_query", "encoder_build", "encoder_model", "get_encoder",
-           "get_query_encoder", "index_models", "minilm_max_tokens", "minilm_path", "query_encoder_choice",
+           "get_query_encoder", "index_checks_forget", "index_encoder_check", "index_models", "minilm_max_tokens", "minilm_path", "query_encoder_choice",
            "query_encoder_prepare", "query_warm_up", "reset_encoder", "text_hash", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
 # Exported from cache.py on first use: it reads Django's models, and this face is imported before
 # Django is set up (config/wsgi.py, scripts, the encoders' own tests), where the rest must work.
-_FROM_CACHE = {"embed_with_cache", "embed_with_process_cache", "encoder_model", "index_models", "text_hash"}
+_FROM_CACHE = {"IndexEncoderMismatch", "embed_with_cache", "embed_with_process_cache", "index_checks_forget",
+               "index_encoder_check", "index_models", "text_hash"}
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - a function of cache.py

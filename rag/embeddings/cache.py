@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
-from rag.embeddings.choice import Encoder, get_encoder
-from rag.models import Chunk, EmbeddingCache
+from django.core.exceptions import ImproperlyConfigured
+
+from rag.embeddings.choice import Encoder, encoder_model, get_encoder, get_query_encoder
+from rag.models import Document, EmbeddingCache
 
 PROCESS_CACHE_SIZE = 20000  # sentence vectors kept per process (float32, 384 dims: ~30 MB)
 
@@ -31,18 +34,44 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def encoder_model(name: str) -> str:
-    """The model behind an encoder's name: its runtimes and quantizations ("+onnx", "+int8") share its vectors."""
-    return name.split("+")[0]
+INDEX_CHECK_SECONDS = 60.0  # how long a workspace's index, once found to match the query encoder, is not read again
+
+_index_checked: dict[tuple[int, str], float] = {}
+
+
+class IndexEncoderMismatch(ImproperlyConfigured):
+    """A workspace's chunks hold one model's vectors and questions would be encoded with another's."""
 
 
 def index_models(*, workspace_id: int) -> set[str]:
-    """The models whose encodings of the workspace's chunk texts are kept: what its index was made with.
-    Two 384-dimension models mix without an error and compare meaningless vectors, so a caller that
-    asks with one model checks that its index holds that model's vectors."""
-    hashes = Chunk.objects.filter(workspace_id=workspace_id).values("text_hash")
-    names = EmbeddingCache.objects.filter(text_hash__in=hashes).values_list("model_name", flat=True).distinct()
-    return {encoder_model(name) for name in names}
+    """The models that made the vectors of the workspace's chunks, as each document recorded when it was
+    indexed (documents indexed before the record say nothing). Not the embedding cache: answering caches
+    the same passages under the query encoder's name, which made none of the index."""
+    names = (Document.objects.filter(workspace_id=workspace_id, chunk_count__gt=0).exclude(embedding_model="")
+             .values_list("embedding_model", flat=True).distinct())
+    return set(names)
+
+
+def index_encoder_check(*, workspace_id: int) -> None:
+    """Refuse to search a workspace whose index another model made than the one questions are encoded with:
+    two 384-dimension models mix without an error and compare meaningless vectors. Read once a minute per
+    workspace and process (a distinct over the workspace's documents), then kept."""
+    asking = encoder_model(get_query_encoder().name)
+    key = (workspace_id, asking)
+    if time.monotonic() - _index_checked.get(key, -INDEX_CHECK_SECONDS) < INDEX_CHECK_SECONDS:
+        return
+    indexed = index_models(workspace_id=workspace_id)
+    if indexed - {asking}:
+        raise IndexEncoderMismatch(
+            f"workspace {workspace_id}'s index holds vectors of {', '.join(sorted(indexed))}, but questions are "
+            f"asked with {asking}: re-index it with that model (EMBEDDING_ENCODER), or set QUERY_ENCODER to the "
+            f"index's model")
+    _index_checked[key] = time.monotonic()
+
+
+def index_checks_forget() -> None:
+    """Read every workspace's index again at its next search (tests, after re-indexing with another model)."""
+    _index_checked.clear()
 
 
 def embed_with_cache(texts: list[str], *, encoder: Encoder | None = None) -> tuple[list[list[float]], int]:

@@ -70,6 +70,11 @@ def _configured_encoder() -> tuple[str, int]:
     return _checked(choice, "EMBEDDING_ENCODER"), _settings_value("EMBEDDING_BATCH_SIZE", DEFAULT_BATCH_SIZE)
 
 
+def encoder_model(name: str) -> str:
+    """The model behind an encoder's name: its runtimes and quantizations ("+onnx", "+int8") share its vectors."""
+    return name.split("+")[0]
+
+
 def query_encoder_choice() -> str:
     """QUERY_ENCODER if set, else the indexing encoder's torch-free twin."""
     choice = (_settings_value("QUERY_ENCODER", "") or "").strip().lower()

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from rag.dedup import chunks_detach, reviews_carry_over
-from rag.embeddings import embed_with_cache, text_hash
+from rag.embeddings import embed_with_cache, encoder_model, get_encoder, text_hash
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
@@ -214,6 +214,7 @@ def _index_bytes(
         document.error = ""
         document.archived = False
         document.chunk_count = len(drafts)
+        document.embedding_model = encoder_model(get_encoder().name)  # the vectors below are this model's
         document.indexed_at = timezone.now()
         document.save()
         old_chunk_ids = list(document.chunks.values_list("pk", flat=True))

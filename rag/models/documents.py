@@ -85,6 +85,10 @@ class Document(models.Model):
     archived = models.BooleanField(default=False,
                                    help_text="Missing from its folder at the last ingest; not searched.")
     chunk_count = models.PositiveIntegerField(default=0)
+    # Two 384-dimension models mix without an error and compare meaningless vectors: searches check this.
+    embedding_model = models.CharField(max_length=100, blank=True, default="", db_default="", editable=False,
+                                       help_text="The model whose vectors this document's chunks hold; empty when "
+                                                 "indexed before it was recorded.")
     date_set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+", help_text="Who set the date by hand; a re-index keeps it.")
     version_label = models.CharField(max_length=50, blank=True, db_default="",

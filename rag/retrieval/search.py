@@ -113,6 +113,7 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     if len(query) > MAX_QUERY_CHARS:
         raise SearchOptionError(f"the query is longer than {MAX_QUERY_CHARS} characters")
     options = options.resolved()
+    embeddings.index_encoder_check(workspace_id=options.workspace_id)  # the index's model is the one asked with
     plan = version_plan(query, options)
     if plan.mode == "present":
         result_set = _search(query, options, clock, history=plan.history)

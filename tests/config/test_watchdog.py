@@ -59,8 +59,28 @@ def test_a_process_that_took_the_servers_pid_is_never_killed(server):
 
 
 def test_start_times_identify_processes():
-    assert watchdog.process_start_time(os.getpid()) == watchdog.process_start_time(os.getpid())
+    ticks = os.sysconf("SC_CLK_TCK")
+    boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime"))
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        started = watchdog.process_start_time(child.pid)
+        # The start time read is this child's: a moment ago, and after this process's own.
+        assert started is not None and abs(boot + started / ticks - time.time()) < 30
+        assert watchdog.process_start_time(os.getpid()) <= started
+    finally:
+        child.stdin.close()
+        child.wait()
     assert watchdog.process_start_time(2**22 + 1) is None  # beyond pid_max: no such process
+
+
+def test_a_zombie_has_no_start_time():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert watchdog.process_start_time(child.pid) is None  # exited, not yet reaped
+    child.wait()
 
 
 class _LoadingRedis(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

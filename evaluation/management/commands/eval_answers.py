@@ -1,7 +1,8 @@
 """`make eval` and `make eval-real`, second half: answer quality per configuration (evaluation.answers).
 
 Takes the same arguments as `eval_demo` (the corpus is indexed the same way, unchanged
-files skipped), plus the off-topic questions that should be abstained on.
+files skipped), plus the off-topic questions that should be abstained on: those the answer floor was
+calibrated on, and a held-out set scored beside them.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ class Command(BaseCommand):
         eval_arguments_add(parser, title="Demo corpus")
         parser.add_argument("--off-topic", type=Path, default=ROOT / "demo" / "off_topic.json",
                             help="JSON list of questions no document answers (2,000 characters of nonsense are added)")
+        parser.add_argument("--held-out", type=Path, default=ROOT / "demo" / "off_topic_heldout.json",
+                            help="JSON list of off-topic questions the answer floor was never calibrated on")
         parser.add_argument("--details", action="store_true", help="print every full-pipeline answer")
         parser.add_argument("--config", action="append", choices=[name for name, _ in CONFIGS],
                             help="only this configuration (repeatable; default: all)")
 
-    def handle(self, *args, corpus: Path | None, ground_truth: Path, off_topic: Path, workspace: str, title: str,
-               **opts) -> None:
+    def handle(self, *args, corpus: Path | None, ground_truth: Path, off_topic: Path, held_out: Path, workspace: str,
+               title: str, **opts) -> None:
         questions = eval_questions_load(ground_truth=ground_truth, releases=opts["releases"])
         off = [*json.loads(off_topic.read_text(encoding="utf-8")), nonsense()]
         if opts["verbosity"] < 2:
@@ -44,7 +47,8 @@ class Command(BaseCommand):
         configs = [config for config in CONFIGS if not opts["config"] or config[0] in opts["config"]]
         progress = None if opts["json"] else (
             lambda name, values: self.stderr.write(format_answer_table(title, {name: values})))
-        figures = evaluate_answers(target, questions, off, configs=configs, on_config=progress,
+        held = json.loads(held_out.read_text(encoding="utf-8")) if held_out.exists() else []
+        figures = evaluate_answers(target, questions, off, held_out=held, configs=configs, on_config=progress,
                                    on_answer=self._details if opts["details"] else None)
         if opts["json"]:
             self.stdout.write(json.dumps({"title": title, "answers": figures}, indent=2))
