@@ -39,7 +39,7 @@ def test_a_remote_that_never_answers_fails_the_sync_in_its_time(workspace, setti
     assert outcome["seconds"] < 10
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_presses_from_many_members_at_once_queue_one_sync_and_pages_keep_answering(tmp_path):
     members = [UserFactory(password=None) for _ in range(4)]
     workspace = WorkspaceFactory(members=members)

@@ -216,7 +216,7 @@ def test_the_copy_of_a_removed_document_is_deleted(client, workspace, user, staf
     assert not _copy(item).exists() and _stored_files() == []
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_two_uploads_at_once_cannot_both_take_the_last_room_of_the_quota(settings, monkeypatch):
     """Issue 37: each upload fits the quota alone; run together (each thread with its own connection to the
     live database), both had read the same budget before either was stored, and both used to pass."""
