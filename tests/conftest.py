@@ -16,6 +16,12 @@ from tests.factories import UserFactory, WorkspaceFactory
 from tests.licensing.factories import TEST_DEVELOPMENT_KEY
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that restart the embedded services run last: a browser test right after a PostgreSQL restart lost
+    its connection mid-fixture (AdminShutdown), on every full run and never alone."""
+    items.sort(key=lambda item: item.get_closest_marker("restarts_services") is not None)
+
+
 @pytest.fixture(autouse=True)
 def license_development_key(settings):
     """Licenses made by LicenseFactory are signed by the suite's own development key, which an instance

@@ -107,6 +107,7 @@ def _restart_postgres() -> None:
     _pg_ctl(pgdata, ["-m", "fast", "-w", "-l", str(pgdata / "log"), "restart"])
 
 
+@pytest.mark.restarts_services
 @pytest.mark.parametrize("restart", [_restart_redis, _restart_postgres], ids=["redis", "postgres"])
 def test_a_service_restarted_mid_job_loses_and_doubles_nothing(start_processes, tmp_path, restart):
     if restart is _restart_redis and os.environ.get("REDIS_URL") or restart is _restart_postgres and os.environ.get("DATABASE_URL"):
