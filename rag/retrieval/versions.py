@@ -214,16 +214,19 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
 def past_release_notes_demoted(candidates: list, *, workspace_id: int, demotion: float) -> int:
     """A release's own notes speak for that release wherever they were shipped (the 1.8 notes inside the 5.2 docs
     speak for 1.8): in a question about the present they rank below the pages of today. Returns how many."""
+    pages = [(candidate, version) for candidate in candidates
+             if (version := parse_version(candidate.row["series_version"] or "")) is not None]
+    if not pages:
+        return 0  # most questions' candidates hold no release's own notes: no calendar read on the hot path
     newest: dict[str, Version] = {}
     for entry in release_calendar_entries(workspace_id=workspace_id):
         key = entry.series.casefold()
         if key not in newest or entry.version > newest[key]:
             newest[key] = entry.version
     demoted = 0
-    for candidate in candidates:
-        version = parse_version(candidate.row["series_version"] or "")
+    for candidate, version in pages:
         series = (candidate.row["series_name"] or "").casefold()
-        if version is not None and series in newest and version < newest[series]:
+        if series in newest and version < newest[series]:
             candidate.score *= demotion
             demoted += 1
     candidates.sort(key=lambda c: -c.score)
