@@ -62,8 +62,7 @@ class ReleaseAdmin(admin.ModelAdmin):
         obj.source, obj.set_by, obj.document = Release.Source.STAFF, request.user, None
         with transaction.atomic():
             super().save_model(request, obj, form, change)
-            counts = workspace_releases_infer(workspace_id=obj.workspace_id)
-            contradictions_prune(workspace_id=obj.workspace_id)
+            counts = _placed_again(obj.workspace_id)
         messages.info(request, f"The calendar's word on {obj} is now staff's; {counts['changed']} document(s) "
                                "of the workspace placed in another release.")
 
@@ -71,4 +70,11 @@ class ReleaseAdmin(admin.ModelAdmin):
         workspace_id = obj.workspace_id
         with transaction.atomic():
             super().delete_model(request, obj)
-            workspace_releases_infer(workspace_id=workspace_id)
+            _placed_again(workspace_id)
+
+
+def _placed_again(workspace_id: int) -> dict[str, int]:
+    """The workspace's documents placed by the calendar as it now is; passages of two releases never contradict."""
+    counts = workspace_releases_infer(workspace_id=workspace_id)
+    contradictions_prune(workspace_id=workspace_id)
+    return counts
