@@ -156,8 +156,8 @@ def newest_release_pages(*, workspace_id: int, question: str, line: str = "", lo
         workspace_id=workspace_id, source=Release.Source.PAGE, hidden=False, document__archived=False,
         document__status=Document.Status.INDEXED).values_list("series", "version", "document_id")]
     rows = [(series, version, pk) for series, version, pk in rows if version is not None and not version.is_prerelease]
-    named = {series.casefold() for series, _v, _pk in rows
-             if series and re.search(rf"(?<!\w){re.escape(series)}(?!\w)", question, re.I)}
+    named = {series.casefold() for series in {series for series, _v, _pk in rows if series}
+             if re.search(rf"(?<!\w){re.escape(series)}(?!\w)", question, re.I)}
     if named:
         rows = [row for row in rows if row[0].casefold() in named]
     if line and (within := parse_version(line)) is not None:
