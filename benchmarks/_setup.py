@@ -30,6 +30,26 @@ def django_setup(*, encoder: str = "minilm", data_dir: Path | None = None) -> No
     call_command("migrate", interactive=False, verbosity=0)
 
 
+def child_figures(measure) -> None:  # noqa: ANN001 - a function of no arguments returning a dict
+    """A benchmark child on its own DATA_DIR: set up, measure, stop the embedded services it started, and
+    print the figures as the last line of JSON for the parent to read."""
+    import json
+
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    django_setup()
+    from django.conf import settings
+    from django.db import connection
+
+    from config.services import stop_embedded
+
+    try:
+        figures = measure()
+    finally:
+        connection.close()
+        stop_embedded(Path(settings.DATA_DIR))
+    print(json.dumps(figures))
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 

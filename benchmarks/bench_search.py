@@ -64,7 +64,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from _search_corpus import build_corpus, corpus_texts, encoded, real_encoder, real_texts  # noqa: E402
-from _setup import QUICK, SMOKE, django_setup, machine_load, percentile, target  # noqa: E402
+from _setup import QUICK, SMOKE, child_figures, machine_load, percentile, target  # noqa: E402
 
 TOP_K = 10
 DOC_TYPES = ["api", "architecture", "operations", "troubleshooting", "user"]
@@ -431,22 +431,12 @@ def _texts(real: int, query_count: int, corpora: str) -> tuple[list[str], list[s
 
 
 def child(size: int, real: int, query_count: int, corpora: str) -> None:
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    django_setup()
-    from django.conf import settings
+    def run() -> dict:
+        chunks, queries = _texts(real, query_count, corpora)
+        vectors = encoded(chunks + queries, ROOT / "var" / "bench")
+        return measure(size, queries, vectors[real:], chunks, vectors[:real])
 
-    from config.services import stop_embedded
-
-    chunks, queries = _texts(real, query_count, corpora)
-    vectors = encoded(chunks + queries, ROOT / "var" / "bench")
-    try:
-        figures = measure(size, queries, vectors[real:], chunks, vectors[:real])
-    finally:
-        from django.db import connection
-
-        connection.close()
-        stop_embedded(Path(settings.DATA_DIR))
-    print(json.dumps(figures))
+    child_figures(run)
 
 
 # --- the parent -----------------------------------------------------------------------------------
