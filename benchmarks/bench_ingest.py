@@ -38,6 +38,13 @@ the start; BENCH_INGEST_DATA_DIR moves it). In order:
    through the cache) in one call; then a sample of documents, alternately one
    call per document (what the pipeline does) and one call for the sample.
 
+8. a real pile (issue 40): `--real-folder` (default: the scale corpus, var/scale-corpus/corpus, 3,111 files of
+   Django, Celery and Flask documentation, when `make eval-scale` built it; not in --quick or smoke runs)
+   indexed by 2 workers as in run 3, fresh workspace and cache; then its distinct chunk texts through the
+   bare encoder in this process. Targets: distinct chunks per second end to end >= 0.8x the bare encoder
+   on the same texts, and the workers' time outside the encoder <= 25% of the wall. `--only-real-folder`
+   skips runs 1-7.
+
 Ratios: runs 1 and 3 against the bare encoder (target >= 0.8 with 1 worker, >= 0.9 with 2), run 2 against
 run 1 (>= 50x), run 4's encoder texts against its chunks (<= 30%), run 6's
 non-encoding rate against the bare encoder (>= 20x), and the lineage seconds of
@@ -62,7 +69,7 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
-from _setup import ROOT, SMOKE, django_setup, peak_rss_mb, target
+from _setup import QUICK, ROOT, SMOKE, django_setup, peak_rss_mb, target
 
 ENCODER = "hashing" if SMOKE else "minilm"  # the workers' and the bare run's: the model, but in a smoke run
 
@@ -459,9 +466,10 @@ def sync_child_run(slug: str, folder: Path) -> dict:
     return result
 
 
-def bare_encoder(slug: str, sample_documents: int) -> dict:
-    """The same chunk texts straight into a fresh encoder: all in one call; then, on a sample of
-    documents, one call per document against one call for the sample, alternately, best of 2."""
+def bare_encoder(slug: str, sample_documents: int, *, distinct: bool = False) -> dict:
+    """The same chunk texts (`distinct`: each text once, as the pipeline's cache encodes them) straight into
+    a fresh encoder: all in one call; then, on a sample of documents, one call per document against one
+    call for the sample, alternately, best of 2."""
     import torch
     from tokenizers import Tokenizer
 
@@ -470,7 +478,7 @@ def bare_encoder(slug: str, sample_documents: int) -> dict:
 
     rows = list(Chunk.objects.filter(workspace__slug=slug).order_by("document_id", "chunk_index")
                 .values_list("document_id", "text"))
-    texts = [text for _, text in rows]
+    texts = list(dict.fromkeys(text for _, text in rows)) if distinct else [text for _, text in rows]
     encoder = encoder_build()  # the encoder the workers used, built afresh
     encoder.encode(texts[:8])  # the first call pays for lazy initialisation
     # The model's own word pieces, uncut, whichever encoder ran: how many chunks its window truncates.
@@ -507,6 +515,40 @@ def bare_encoder(slug: str, sample_documents: int) -> dict:
 # --- main -----------------------------------------------------------------------------------------------------
 
 
+def earlier_runs(figures: dict, args: argparse.Namespace, corpus, real, bulk,  # noqa: ANN001
+                 workers: list[Worker]) -> None:
+    """Runs 1-7 (the module docstring); `workers` holds the running ones, for the caller to stop on a failure."""
+    workers[:], figures["warm_one"] = start_workers(1, figures["threads"][0])
+    figures["one"] = real_run("1 worker", workers, "bench-ingest-w1", real.root)
+    figures["unchanged"] = run_job(workspace_slug="bench-ingest-w1", folder=real.root, fresh=False)
+    log(f"unchanged: {figures['unchanged']['statuses']} in {figures['unchanged']['wall_seconds']:.2f}s")
+    stop_workers(workers)
+
+    workers[:], figures["warm_two"] = start_workers(2, figures["threads"][1])
+    figures["two"] = real_run("2 workers", workers, "bench-ingest-w2", real.root)
+    v1_texts = offline_chunks(real.root)
+    edits = corpus.choose_edits(real, share=EDITED_SHARE, seed=3)
+    rewritten = corpus.write_folder(real, edited=edits)
+    v2_texts = offline_chunks(real.root)
+    figures["v2"] = run_job(workspace_slug="bench-ingest-w2", folder=real.root, fresh=False)
+    known = set(v1_texts)
+    figures["v2"].update(files_rewritten=len(rewritten), units=real.unit_count, units_edited=len(edits),
+                         v1_chunks=len(v1_texts), v2_chunks=len(v2_texts),
+                         changed=len({text for text in v2_texts if text not in known}))
+    log(f"second version: {figures['v2']['statuses']}, {figures['v2']['encoded']} encoded in "
+        f"{figures['v2']['seconds']:.1f}s")
+    stop_workers(workers)
+
+    figures["sync"] = sync_child_run("bench-ingest-sync", CORPUS / "warm")
+    # After the worker runs, so that its 20,000 chunks are not in the index those runs search.
+    if not args.skip_bulk:
+        figures["bulk"] = bulk_run(bulk.root)
+        log(f"bulk: {figures['bulk']['files']} files, {figures['bulk']['chunks']} chunks in "
+            f"{figures['bulk']['seconds']:.1f}s")
+    figures["bare"] = bare_encoder("bench-ingest-w1", args.sample_documents)
+    log(f"bare encoder: {figures['bare']['rate']:.1f} chunks/s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=4 if SMOKE else 215,
@@ -516,7 +558,13 @@ def main() -> int:
     parser.add_argument("--sample-documents", type=int, default=2 if SMOKE else 25, help="documents for the batching comparison")
     parser.add_argument("--skip-bulk", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the workspaces and leave the services running")
+    scale = ROOT / "var" / "scale-corpus" / "corpus"
+    parser.add_argument("--real-folder", type=Path, default=scale if scale.is_dir() and not (QUICK or SMOKE) else None,
+                        help="a real pile for run 8 (default: the scale corpus when built)")
+    parser.add_argument("--only-real-folder", action="store_true", help="run 8 alone")
     args = parser.parse_args()
+    if args.only_real_folder and not args.real_folder:
+        parser.error("--only-real-folder needs --real-folder (or the scale corpus: make eval-scale)")
 
     import fasteners
 
@@ -558,35 +606,14 @@ def main() -> int:
     figures: dict = {"threads": (args.threads or os.cpu_count(), args.threads or max(1, os.cpu_count() // 2))}
     workers: list[Worker] = []
     try:
-        workers, figures["warm_one"] = start_workers(1, figures["threads"][0])
-        figures["one"] = real_run("1 worker", workers, "bench-ingest-w1", real.root)
-        figures["unchanged"] = run_job(workspace_slug="bench-ingest-w1", folder=real.root, fresh=False)
-        log(f"unchanged: {figures['unchanged']['statuses']} in {figures['unchanged']['wall_seconds']:.2f}s")
-        stop_workers(workers)
-
-        workers, figures["warm_two"] = start_workers(2, figures["threads"][1])
-        figures["two"] = real_run("2 workers", workers, "bench-ingest-w2", real.root)
-        v1_texts = offline_chunks(real.root)
-        edits = corpus.choose_edits(real, share=EDITED_SHARE, seed=3)
-        rewritten = corpus.write_folder(real, edited=edits)
-        v2_texts = offline_chunks(real.root)
-        figures["v2"] = run_job(workspace_slug="bench-ingest-w2", folder=real.root, fresh=False)
-        known = set(v1_texts)
-        figures["v2"].update(files_rewritten=len(rewritten), units=real.unit_count, units_edited=len(edits),
-                             v1_chunks=len(v1_texts), v2_chunks=len(v2_texts),
-                             changed=len({text for text in v2_texts if text not in known}))
-        log(f"second version: {figures['v2']['statuses']}, {figures['v2']['encoded']} encoded in "
-            f"{figures['v2']['seconds']:.1f}s")
-        stop_workers(workers)
-
-        figures["sync"] = sync_child_run("bench-ingest-sync", CORPUS / "warm")
-        # After the worker runs, so that its 20,000 chunks are not in the index those runs search.
-        if not args.skip_bulk:
-            figures["bulk"] = bulk_run(bulk.root)
-            log(f"bulk: {figures['bulk']['files']} files, {figures['bulk']['chunks']} chunks in "
-                f"{figures['bulk']['seconds']:.1f}s")
-        figures["bare"] = bare_encoder("bench-ingest-w1", args.sample_documents)
-        log(f"bare encoder: {figures['bare']['rate']:.1f} chunks/s")
+        if not args.only_real_folder:
+            earlier_runs(figures, args, corpus, real, bulk, workers)
+        if args.real_folder:
+            workers[:], _warm = start_workers(2, figures["threads"][1])
+            figures["pile"] = real_run("real pile, 2 workers", workers, "bench-ingest-pile", args.real_folder.resolve())
+            stop_workers(workers)
+            figures["pile_bare"] = bare_encoder("bench-ingest-pile", args.sample_documents, distinct=True)
+            log(f"bare encoder on the pile's distinct texts: {figures['pile_bare']['rate']:.1f} chunks/s")
     finally:
         stop_workers(workers)
         if not args.keep:
@@ -596,7 +623,10 @@ def main() -> int:
                 cursor.execute("TRUNCATE rag_workspace, rag_embeddingcache CASCADE")
             connection.close()
             stop_embedded(Path(settings.DATA_DIR))
-    report(figures)
+    if not args.only_real_folder:
+        report(figures)
+    if "pile" in figures:
+        pile_report(figures["pile"], figures["pile_bare"])
     return 0
 
 
@@ -695,6 +725,26 @@ def report(f: dict) -> None:
     speedup = f["one"]["seconds"] / u["wall_seconds"]
     target("", "unchanged folder again >= 50x faster than the first ingest (1 worker)",
            f"{f['one']['seconds']:.1f}s / {u['wall_seconds']:.2f}s = {speedup:.0f}x", speedup >= 50)
+
+
+def pile_report(pile: dict, bare: dict) -> None:
+    """Run 8: is indexing a real pile bound by the encoder (issue 40)?"""
+    wall, distinct = pile["seconds"], pile["distinct"]
+    end_to_end = distinct / wall
+    w = pile["worker_seconds"]
+    capacity = wall * pile["workers"]
+    outside = 1 - w.get("encode", 0.0) / capacity
+    print(f"\nReal pile: {pile['files']} files, {pile['chunks']} chunks ({distinct} distinct texts, {pile['encoded']} "
+          f"encoded), {wall:.1f}s with 2 workers ({pile['statuses']}); load {pile['load'][0]:.1f}>{pile['load'][1]:.1f}")
+    print(f"  workers' time: encoding {w.get('encode', 0.0) / capacity:.0%}, rest of indexing "
+          f"{(w.get('index', 0.0) - w.get('encode', 0.0)) / capacity:.0%}, merging {w.get('merge', 0.0) / capacity:.0%}, "
+          f"between tasks {1 - (w.get('index', 0.0) + w.get('merge', 0.0)) / capacity:.0%}")
+    print(f"  bare encoder on the {bare['texts']} distinct texts: {bare['seconds']:.1f}s, {bare['rate']:.1f} chunks/s "
+          f"({bare['threads']} threads, load {bare['load'][0]:.1f}>{bare['load'][1]:.1f})")
+    target("40", f"real pile ({pile['files']:,} files), 2 workers: distinct chunks/s >= 0.8x the bare encoder",
+           f"{end_to_end:.1f} / {bare['rate']:.1f} = {end_to_end / bare['rate']:.2f}",
+           pile["files"] >= 3000 and end_to_end / bare["rate"] >= 0.8)
+    target("40", "real pile: workers' time outside the encoder <= 25% of the wall", f"{outside:.0%}", outside <= 0.25)
 
 
 if __name__ == "__main__":
