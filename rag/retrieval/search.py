@@ -115,6 +115,7 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     options = options.resolved()
     embeddings.index_encoder_check(workspace_id=options.workspace_id)  # the index's model is the one asked with
     plan = version_plan(query, options)
+    clock.lap("plan_ms")
     if plan.mode == "present":
         result_set = _search(query, options, clock, history=plan.history)
     elif plan.mode == "as_of":
@@ -125,6 +126,8 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
         sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
                  for label, documents in plan.scopes]
         result_set = interleaved(sides, top_k=options.top_k)
+        clock.lap("change_sides_ms")
+        result_set.stats["timings_ms"] = clock.laps  # the whole question's, both sides in one lap
         # Which result answers for which version, oldest first: the answer states each side.
         result_set.stats["change_sides"] = [
             {"label": label, "chunk_ids": [r.chunk_id for r in side]}
@@ -132,9 +135,11 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
         ]
     if plan.latest:
         _newest_release_first(result_set, plan, query, options)
+        clock.lap("newest_release_ms")
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
     _one_label_per_release(result_set, workspace_id=options.workspace_id)
+    clock.lap("labels_ms")
     _observe(result_set, workspace_id=options.workspace_id, duration=clock.total_seconds)
     return result_set
 
@@ -168,6 +173,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
     canonical_filtering = OFF if not options.respect_canonicals else (APPLIED if licensed else UNLICENSED)
     variant_gate = _gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
     provenance_gate = _gate(workspace_id, PROVENANCE, options.include_provenance)
+    clock.lap("gates_ms")
     scope = build_scope(workspace_id=workspace_id, filters=options.filters, now=now)
     clock.lap("scope_ms")
     stats: dict[str, Any] = {
@@ -180,9 +186,11 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
 
     subjects = subjects_named(query, workspace_subjects(workspace_id=workspace_id)) if options.analyse_query else {}
     stats["subjects"] = sorted(subjects)
+    clock.lap("subjects_ms")
     query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
     if subjects and query_vector is not None:
         ranked["subject"] = _subject_list(subjects, options, query_vector, now=now)
+        clock.lap("subject_list_ms")
     fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K, weights=settings.RRF_WEIGHTS)
     canonical_aware = canonical_filtering == APPLIED
     present = options.version_aware and not (options.as_of_version or options.as_of_date)
@@ -198,15 +206,18 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
     if subjects:
         demote_other_subjects(candidates, {pk for documents in subjects.values() for pk in documents},
                               demotion=settings.SUBJECT_OTHER_DEMOTION)
+    clock.lap("rerank_ms")
     if options.version_aware:
         if present:
             candidates = _present(candidates, options, stats, rows=rows, now=now)
             if not history:
                 stats["past_release_notes_demoted"] = past_release_notes_demoted(
                     candidates, workspace_id=workspace_id, demotion=settings.PAST_RELEASE_NOTES_DEMOTION)
+            clock.lap("present_ms")
         candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
                                           as_of_version=options.as_of_version,
                                           window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
+        clock.lap("releases_ms")
     candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
     clock.lap("collapse_ms")
 
@@ -215,6 +226,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
         by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
         for result in results:
             result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
+    clock.lap("record_stats_ms")
     if APPLIED in (variant_gate, provenance_gate):
         _attach_record_details(results, workspace_id=workspace_id, variants=variant_gate == APPLIED,
                                provenance=provenance_gate == APPLIED)
