@@ -51,7 +51,11 @@ _request_cache: ContextVar[dict[tuple[str, int], Any] | None] = ContextVar("lice
 
 @contextmanager
 def feature_cache() -> Iterator[None]:
-    """Cache gate decisions for the duration of the block (one request, one task)."""
+    """Cache gate decisions for the duration of the block (one request, one task, one search); a block
+    inside another keeps the outer one's cache (a search run by a request)."""
+    if _request_cache.get() is not None:
+        yield
+        return
     token = _request_cache.set({})
     try:
         yield

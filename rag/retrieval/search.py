@@ -33,7 +33,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
-from licensing.services import has_feature
+from licensing.services import feature_cache, has_feature
 from rag import embeddings
 from rag.retrieval import lexical, metrics, vectors
 from rag.retrieval.expansion import expansions_for
@@ -106,6 +106,13 @@ class _Clock:
 
 def search(query: str, options: SearchOptions) -> SearchResultSet:
     """Ranked results for `query` within `options.workspace`; raises SearchOptionError on bad input."""
+    # Its gates are decided once, however many scopes it searches (outside a request, every
+    # has_feature would read the licenses and check their signatures again).
+    with feature_cache():
+        return _search_question(query, options)
+
+
+def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
     clock = _Clock()
     query = " ".join((query or "").split())
     if not query:
