@@ -143,10 +143,13 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
     if plan.latest:
         _newest_release_first(result_set, plan, query, options)
         clock.lap("newest_release_ms")
+    _attach_details(result_set, options)
+    clock.lap("details_ms")
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
     _one_label_per_release(result_set, workspace_id=options.workspace_id)
     clock.lap("labels_ms")
+    result_set.stats["duration_ms"] = round(clock.total_seconds * 1000, 2)
     _observe(result_set, workspace_id=options.workspace_id, duration=clock.total_seconds)
     return result_set
 
@@ -229,18 +232,8 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
     clock.lap("collapse_ms")
 
     results = [_result(candidate) for candidate in candidates[: options.top_k]]
-    if licensed and results:
-        by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
-        for result in results:
-            result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
-    clock.lap("record_stats_ms")
-    if APPLIED in (variant_gate, provenance_gate):
-        _attach_record_details(results, workspace_id=workspace_id, variants=variant_gate == APPLIED,
-                               provenance=provenance_gate == APPLIED)
-    clock.lap("details_ms")
     stats["timings_ms"] = clock.laps
-    stats["duration_ms"] = round(clock.total_seconds * 1000, 2)
-    return SearchResultSet(
+    return SearchResultSet(  # without record details: `search` adds them to the results it returns
         results,
         query=query,
         canonical_filtering=canonical_filtering,
@@ -461,12 +454,27 @@ def _result(candidate: _Candidate) -> SearchResult:
     )
 
 
+def _attach_details(results: list[SearchResult], options: SearchOptions) -> None:
+    """Variant counts and contradiction flags (licensed), variants and provenance (when asked and licensed), for
+    the results returned only: a change question's sides and the newest release's own search rank more."""
+    workspace_id = options.workspace_id
+    if not results or not has_feature(workspace_id, RETRIEVAL_INTEGRATION):
+        return
+    by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
+    for result in results:
+        result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
+    variant_gate = _gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
+    provenance_gate = _gate(workspace_id, PROVENANCE, options.include_provenance)
+    if APPLIED in (variant_gate, provenance_gate):
+        _attach_record_details(results, workspace_id=workspace_id, variants=variant_gate == APPLIED,
+                               provenance=provenance_gate == APPLIED)
+
+
 def _attach_record_details(results: list[SearchResult], *, workspace_id: int, variants: bool, provenance: bool) -> None:
     record_ids = sorted({r.canonical_record_id for r in results if r.canonical_record_id is not None})
-    members, contradictions = record_details(record_ids, workspace_id=workspace_id)
-    if provenance:
-        lone = [r.chunk_id for r in results if r.canonical_record_id is None]
-        contradictions += vectors.pending_contradictions(lone)
+    # A lone result's contradictions come in the same query as its records' members' (provenance only).
+    lone = [r.chunk_id for r in results if r.canonical_record_id is None] if provenance else None
+    members, contradictions = record_details(record_ids, workspace_id=workspace_id, contradictions_of=lone)
     for result in results:
         record_members = members.get(result.canonical_record_id, []) if result.canonical_record_id else []
         if variants:
