@@ -14,7 +14,8 @@ from rag.lineage.query import QueryLineage, analyse_query
 from rag.lineage.series import SERIES_TITLE, SeriesRelease, heading_release, mentioned_releases, series_of
 
 _DJANGO_BOUND = {
-    "calendar_rebuild": "calendar", "calendar_update": "calendar", "newest_release_pages": "calendar",
+    "calendar_read_once": "calendar", "calendar_rebuild": "calendar", "calendar_update": "calendar",
+    "newest_release_pages": "calendar",
     "release_calendar": "calendar", "release_calendar_entries": "calendar", "release_window": "calendar", "series_label": "calendar", "series_names": "calendar",
     "different_releases_of_a_series": "evidence",
     "document_lineage_evidence": "families", "document_lineage_update": "families",

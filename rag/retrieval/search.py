@@ -41,7 +41,7 @@ from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
-from rag.lineage import newest_release_pages, release_label, release_labels
+from rag.lineage import calendar_read_once, newest_release_pages, release_label, release_labels
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
@@ -106,9 +106,9 @@ class _Clock:
 
 def search(query: str, options: SearchOptions) -> SearchResultSet:
     """Ranked results for `query` within `options.workspace`; raises SearchOptionError on bad input."""
-    # Its gates are decided once, however many scopes it searches (outside a request, every
-    # has_feature would read the licenses and check their signatures again).
-    with feature_cache():
+    # Its gates are decided once, however many scopes it searches (outside a request, every has_feature
+    # would read the licenses and check their signatures again), and the release calendar read once.
+    with feature_cache(), calendar_read_once():
         return _search_question(query, options)
 
 
