@@ -21,8 +21,9 @@ unchanged files skipped afterwards):
   the frozen question sets of demo/scale.
 
 `--results-out DIR` writes each corpus's results for every question under the default SearchOptions
-(top 10) and chat's options, as JSON (DIR/<corpus>.json), to check that a change to the pipeline leaves
-them as they were. `--profile` adds, after the timing, the SQL statements of the full pipeline (count and
+(top 10) and chat's options, as JSON (DIR/<corpus>.json), and `--results-compare DIR` compares them with
+another run's (`--reuse-index` searches the same index from another checkout): a change to the pipeline
+must leave them as they were. `--profile` adds, after the timing, the SQL statements of the full pipeline (count and
 time by statement) and cProfile's heaviest functions.
 """
 
@@ -139,11 +140,10 @@ def _timed_runs(workspace, questions: list[str], vectors: dict, *, rounds: int, 
 
 
 def _stages(runs: list) -> dict[str, tuple[float, float]]:
-    laps: dict[str, list[float]] = defaultdict(list)
-    for elapsed, timings in runs:
-        for name, ms in timings.items():
-            laps[name].append(float(ms))
-        laps["(total)"].append(elapsed * 1000)
+    """{stage: (mean, p95 ms)} over every search, a stage a search did not run counting 0: the means add up."""
+    names = {name for _elapsed, timings in runs for name in timings}
+    laps = {name: [float(timings.get(name, 0.0)) for _elapsed, timings in runs] for name in names}
+    laps["(total)"] = [elapsed * 1000 for elapsed, _timings in runs]
     return {name: (sum(values) / len(values), percentile(values, 95)) for name, values in laps.items()}
 
 
@@ -169,7 +169,7 @@ def _report(corpus: str, runs: dict[str, list], *, askers: int, rounds: int, que
     return ratio
 
 
-def _results_write(path: Path, workspace, questions: list[str], vectors: dict) -> None:
+def _results_write(path: Path, workspace, questions: list[str], vectors: dict) -> dict:
     """Every question's results under the default options (top 10) and chat's, scores and all but the text."""
     from rag.retrieval import SearchOptions, search
 
@@ -184,6 +184,28 @@ def _results_write(path: Path, workspace, questions: list[str], vectors: dict) -
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=1, sort_keys=True, default=str))
     print(f"results of {len(questions)} questions written to {path}")
+    return out
+
+
+def _results_compare(out: dict, path: Path) -> None:
+    """Which questions' results differ from those a run wrote to `path` (another checkout, the same index)."""
+    before = json.loads(path.read_text())
+    same_ids = same_all = 0
+    for question, modes in out.items():
+        for mode, results in modes.items():
+            old = before.get(question, {}).get(mode)
+            now = json.loads(json.dumps(results, sort_keys=True, default=str))
+            if old is not None and [r["chunk_id"] for r in old] == [r["chunk_id"] for r in now]:
+                same_ids += 1
+                if old == now:
+                    same_all += 1
+                    continue
+            fields = sorted({key for a, b in zip(old or [], now) for key in a if a.get(key) != b.get(key)})
+            print(f"  differs ({mode}): {question!r}: ids {[r['chunk_id'] for r in old or []]} -> "
+                  f"{[r['chunk_id'] for r in now]}; fields {fields}")
+    total = sum(len(modes) for modes in out.values())
+    print(f"results against {path}: {same_ids} of {total} result lists in the same order, "
+          f"{same_all} identical in every field")
 
 
 def _profile(workspace, questions: list[str], vectors: dict) -> None:
@@ -226,7 +248,9 @@ def child(corpus: str, args) -> int:
     query_encoder_prepare()
     vectors = {question: tuple(embeddings.encode_query(question)) for question in questions}
     if args.results_out:
-        _results_write(args.results_out / f"{corpus}.json", workspace, questions, vectors)
+        out = _results_write(args.results_out / f"{corpus}.json", workspace, questions, vectors)
+        if args.results_compare:
+            _results_compare(out, args.results_compare / f"{corpus}.json")
     runs = _timed_runs(workspace, questions, vectors, rounds=args.rounds, askers=args.askers)
     _report(corpus, runs, askers=args.askers, rounds=args.rounds, questions=len(questions))
     if args.profile:
@@ -246,6 +270,8 @@ def main() -> int:
     parser.add_argument("--reuse-index", action="store_true",
                         help="search the workspaces a previous run indexed, as they are (no indexing)")
     parser.add_argument("--results-out", type=Path, help="write each corpus's results here (<corpus>.json)")
+    parser.add_argument("--results-compare", type=Path,
+                        help="with --results-out: compare with the results another run wrote here")
     parser.add_argument("--profile", action="store_true", help="SQL statements and cProfile of the full pipeline")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
