@@ -83,6 +83,15 @@ class _Candidate:
     replaced_chunk_id: int | None = None  # the superseded chunk whose slot this one took
 
 
+@dataclass
+class _QuestionReads:
+    """What every scope of one question reads alike, read once: a change question searches two scopes, a question
+    about the newest release that release's pages besides, with the same words."""
+
+    expansions: dict[str, list[str]] = field(default_factory=dict)  # question -> the dictionary's expansions
+    terms: dict[tuple, tuple] = field(default_factory=dict)  # (text, identifiers) -> lexical.question_terms
+
+
 def _gate(workspace_id: int, key: str, wanted: bool) -> str:
     if not wanted:
         return OFF
@@ -123,14 +132,15 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
     embeddings.index_encoder_check(workspace_id=options.workspace_id)  # the index's model is the one asked with
     plan = version_plan(query, options)
     clock.lap("plan_ms")
+    reads = _QuestionReads()
     if plan.mode == "present":
-        result_set = _search(query, options, clock, history=plan.history)
+        result_set = _search(query, options, clock, reads, history=plan.history)
     elif plan.mode == "as_of":
         (_label, documents), = plan.scopes
         result_set = _search(plan.query, scoped_options(options, documents, version=plan.as_of_version,
-                                                        date=plan.as_of_date), clock)
+                                                        date=plan.as_of_date), clock, reads)
     else:
-        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
+        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock(), reads)
                  for label, documents in plan.scopes]
         result_set = interleaved(sides, top_k=options.top_k)
         clock.lap("change_sides_ms")
@@ -141,7 +151,7 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
             for (label, _documents), side in reversed(list(zip(plan.scopes, sides)))
         ]
     if plan.latest:
-        _newest_release_first(result_set, plan, query, options)
+        _newest_release_first(result_set, plan, query, options, reads)
         clock.lap("newest_release_ms")
     _attach_details(result_set, options)
     clock.lap("details_ms")
@@ -157,7 +167,8 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
 NEWEST_RELEASE_RESULTS = 2  # the newest release's own page leads; the usual results follow
 
 
-def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query: str, options: SearchOptions) -> None:
+def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query: str, options: SearchOptions,
+                          reads: _QuestionReads) -> None:
     """"What's new in the latest release", "the last 4.2 patch", "the current LTS": the page that speaks for that
     release (by version order in the calendar) leads, found within it by the question's words."""
     pages = newest_release_pages(workspace_id=options.workspace_id, question=query, line=plan.newest_release_line,
@@ -167,13 +178,14 @@ def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query:
     result_set.stats["newest_release_pages"] = pages
     if not pages:
         return
-    own = _search(plan.query, scoped_options(options, frozenset(pages)), _Clock(), history=True)
+    own = _search(plan.query, scoped_options(options, frozenset(pages)), _Clock(), reads, history=True)
     lead = list(own)[:NEWEST_RELEASE_RESULTS]
     chosen = {result.chunk_id for result in lead}
     result_set[:] = (lead + [r for r in result_set if r.chunk_id not in chosen])[:options.top_k]
 
 
-def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool = True) -> SearchResultSet:
+def _search(query: str, options: SearchOptions, clock: _Clock, reads: _QuestionReads, *,
+            history: bool = True) -> SearchResultSet:
     """One ranked search over one scope: the body of `search` once the question's versions are resolved
     (`history`: the question asks what changed or is new, so old releases' own notes keep their rank)."""
     workspace_id = options.workspace_id
@@ -197,7 +209,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
     subjects = subjects_named(query, workspace_subjects(workspace_id=workspace_id)) if options.analyse_query else {}
     stats["subjects"] = sorted(subjects)
     clock.lap("subjects_ms")
-    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
+    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock, reads)
     if subjects and query_vector is not None:
         ranked["subject"] = _subject_list(subjects, options, query_vector, now=now)
         clock.lap("subject_list_ms")
@@ -244,7 +256,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
 
 
 def _ranked_lists(
-    query: str, options: SearchOptions, scope, stats: dict[str, Any], clock: _Clock
+    query: str, options: SearchOptions, scope, stats: dict[str, Any], clock: _Clock, reads: _QuestionReads
 ) -> tuple[list[float] | None, dict[str, list[int]]]:
     """The semantic and lexical candidate lists (chunk ids, best first) that the mode asks for."""
     pool = max(options.candidate_pool, options.top_k)
@@ -266,14 +278,19 @@ def _ranked_lists(
                                      vectors.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
             clock.lap("rewrite_ms")
     if options.mode in ("hybrid", "lexical"):
-        expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
+        if options.expansion and query not in reads.expansions:
+            reads.expansions[query] = expansions_for(query, workspace_id=scope.workspace_id)
+        expansions = reads.expansions[query] if options.expansion else []
         stats["expansions"] = expansions
         lexical_text = " ".join([query, *expansions])
         wanted = identifiers_in(lexical_text) if options.identifiers else []
         # The identifiers that some chunk of the workspace holds come with the terms (one round trip):
         # a question naming none of them costs no identifier query.
-        terms, table_rows, held = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
-                                                         identifiers=wanted)
+        key = (lexical_text, tuple(wanted))
+        if key not in reads.terms:
+            reads.terms[key] = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
+                                                      identifiers=wanted)
+        terms, table_rows, held = reads.terms[key]
         if options.identifiers:
             stats["identifiers"] = held
             if held:
