@@ -22,7 +22,7 @@ _DJANGO_BOUND = {
     "documents_leave_families": "families", "family_refresh": "families", "workspace_lineage_rebuild": "families",
     "batch_members": "release_inference", "workspace_releases_infer": "release_inference",
     "release_label": "releases", "release_labels": "releases",
-    "documents_as_of": "scope", "workspace_version_labels": "scope",
+    "documents_as_of": "scope", "documents_as_of_each": "scope", "workspace_version_labels": "scope",
 }
 
 __all__ = ["QueryLineage", "SERIES_TITLE", "SeriesRelease", "VersionLabel", "analyse_query", "extract_version_label",
