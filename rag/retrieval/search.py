@@ -477,11 +477,12 @@ def _attach_details(results: list[SearchResult], options: SearchOptions) -> None
     workspace_id = options.workspace_id
     if not results or not has_feature(workspace_id, RETRIEVAL_INTEGRATION):
         return
-    by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
-    for result in results:
-        result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
     variant_gate = _gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
     provenance_gate = _gate(workspace_id, PROVENANCE, options.include_provenance)
+    if provenance_gate != APPLIED:  # else the counts and flags follow from the members and contradictions read
+        by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
+        for result in results:
+            result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
     if APPLIED in (variant_gate, provenance_gate):
         _attach_record_details(results, workspace_id=workspace_id, variants=variant_gate == APPLIED,
                                provenance=provenance_gate == APPLIED)
@@ -498,6 +499,8 @@ def _attach_record_details(results: list[SearchResult], *, workspace_id: int, va
             result.variants = [dict(m) for m in record_members if m["chunk_id"] != result.chunk_id]
         if provenance:
             chunk_ids = {m["chunk_id"] for m in record_members} or {result.chunk_id}
+            # What vectors.record_stats would say: the record's variants, a pending contradiction of any member.
+            result.variant_count = sum(m["role"] == "variant" for m in record_members)
             result.provenance = {
                 "record_id": result.canonical_record_id,
                 "shown_chunk_id": result.chunk_id,
@@ -509,6 +512,7 @@ def _attach_record_details(results: list[SearchResult], *, workspace_id: int, va
                     c for c in contradictions if c["chunk_a_id"] in chunk_ids or c["chunk_b_id"] in chunk_ids
                 ],
             }
+            result.has_contradictions = bool(result.provenance["contradictions"])
 
 
 def _observe(result_set: SearchResultSet, *, workspace_id: int, duration: float) -> None:
