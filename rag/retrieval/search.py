@@ -17,7 +17,8 @@
          one result per canonical record, and the newer side of a pending contradiction
          in the place of the older one
       -> near-duplicate collapse across documents (keep the newest)
-      -> top_k, with variant metadata and provenance when asked and licensed
+      -> top_k; for the results returned (details.py), record figures, and variant metadata and provenance
+         when asked and licensed
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from rag.retrieval.expansion import expansions_for
 from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
-from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
+from rag.retrieval.canonical import collapse_to_canonicals, supersede_conflicts
+from rag.retrieval.details import attach_details, option_gate
 from rag.lineage import calendar_read_once, newest_release_pages, release_label, release_labels
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
@@ -90,12 +92,6 @@ class _QuestionReads:
 
     expansions: dict[str, list[str]] = field(default_factory=dict)  # question -> the dictionary's expansions
     terms: dict[tuple, tuple] = field(default_factory=dict)  # (text, identifiers) -> lexical.question_terms
-
-
-def _gate(workspace_id: int, key: str, wanted: bool) -> str:
-    if not wanted:
-        return OFF
-    return APPLIED if has_feature(workspace_id, key) else UNLICENSED
 
 
 class _Clock:
@@ -153,7 +149,7 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
     if plan.latest:
         _newest_release_first(result_set, plan, query, options, reads)
         clock.lap("newest_release_ms")
-    _attach_details(result_set, options)
+    attach_details(result_set, options)
     clock.lap("details_ms")
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
@@ -193,8 +189,8 @@ def _search(query: str, options: SearchOptions, clock: _Clock, reads: _QuestionR
 
     licensed = has_feature(workspace_id, RETRIEVAL_INTEGRATION)
     canonical_filtering = OFF if not options.respect_canonicals else (APPLIED if licensed else UNLICENSED)
-    variant_gate = _gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
-    provenance_gate = _gate(workspace_id, PROVENANCE, options.include_provenance)
+    variant_gate = option_gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
+    provenance_gate = option_gate(workspace_id, PROVENANCE, options.include_provenance)
     clock.lap("gates_ms")
     scope = build_scope(workspace_id=workspace_id, filters=options.filters, now=now)
     clock.lap("scope_ms")
@@ -469,50 +465,6 @@ def _result(candidate: _Candidate) -> SearchResult:
         replaced_chunk_id=candidate.replaced_chunk_id,
         **{name: row[name] for name in _ROW_FIELDS},
     )
-
-
-def _attach_details(results: list[SearchResult], options: SearchOptions) -> None:
-    """Variant counts and contradiction flags (licensed), variants and provenance (when asked and licensed), for
-    the results returned only: a change question's sides and the newest release's own search rank more."""
-    workspace_id = options.workspace_id
-    if not results or not has_feature(workspace_id, RETRIEVAL_INTEGRATION):
-        return
-    variant_gate = _gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
-    provenance_gate = _gate(workspace_id, PROVENANCE, options.include_provenance)
-    if provenance_gate != APPLIED:  # else the counts and flags follow from the members and contradictions read
-        by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
-        for result in results:
-            result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
-    if APPLIED in (variant_gate, provenance_gate):
-        _attach_record_details(results, workspace_id=workspace_id, variants=variant_gate == APPLIED,
-                               provenance=provenance_gate == APPLIED)
-
-
-def _attach_record_details(results: list[SearchResult], *, workspace_id: int, variants: bool, provenance: bool) -> None:
-    record_ids = sorted({r.canonical_record_id for r in results if r.canonical_record_id is not None})
-    # A lone result's contradictions come in the same query as its records' members' (provenance only).
-    lone = [r.chunk_id for r in results if r.canonical_record_id is None] if provenance else None
-    members, contradictions = record_details(record_ids, workspace_id=workspace_id, contradictions_of=lone)
-    for result in results:
-        record_members = members.get(result.canonical_record_id, []) if result.canonical_record_id else []
-        if variants:
-            result.variants = [dict(m) for m in record_members if m["chunk_id"] != result.chunk_id]
-        if provenance:
-            chunk_ids = {m["chunk_id"] for m in record_members} or {result.chunk_id}
-            # What vectors.record_stats would say: the record's variants, a pending contradiction of any member.
-            result.variant_count = sum(m["role"] == "variant" for m in record_members)
-            result.provenance = {
-                "record_id": result.canonical_record_id,
-                "shown_chunk_id": result.chunk_id,
-                "members": [dict(m) for m in record_members] or [{
-                    "role": "chunk", "chunk_id": result.chunk_id, "document_id": result.document_id,
-                    "path": result.path, "title": result.title, "doc_date": result.doc_date, "similarity": 1.0,
-                }],
-                "contradictions": [
-                    c for c in contradictions if c["chunk_a_id"] in chunk_ids or c["chunk_b_id"] in chunk_ids
-                ],
-            }
-            result.has_contradictions = bool(result.provenance["contradictions"])
 
 
 def _observe(result_set: SearchResultSet, *, workspace_id: int, duration: float) -> None:
