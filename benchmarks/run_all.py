@@ -40,7 +40,7 @@ def rows_from_output(script: str, lines: list[str]) -> list[dict]:
 # (no download) through the same step, so a script whose corpus this step does not provide fails there too.
 REAL_CORPUS = (["demo/real/build_corpus.py", "--out", "var/real-corpus"], "var/real-corpus/corpus")
 SMOKE_CORPUS = (["benchmarks/_smoke_corpus.py", "--out", "var/bench/smoke-corpus"], "var/bench/smoke-corpus/corpus")
-CORPUS_READERS = {"bench_lineage", "bench_search", "bench_search_scale", "bench_index_load"}
+CORPUS_READERS = {"bench_lineage", "bench_search", "bench_search_scale", "bench_index_load", "bench_pipeline"}
 
 
 def run_script(script: Path, *, quick: bool, smoke: bool, timeout: float | None,

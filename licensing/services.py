@@ -51,12 +51,14 @@ _request_cache: ContextVar[dict[tuple[str, int], Any] | None] = ContextVar("lice
 
 @contextmanager
 def feature_cache() -> Iterator[None]:
-    """Cache gate decisions for the duration of the block (one request, one task)."""
-    token = _request_cache.set({})
+    """Cache gate decisions for the duration of the block (one request, one task, one search); a block
+    inside another keeps the outer one's cache (a search run by a request)."""
+    token = _request_cache.set({}) if _request_cache.get() is None else None
     try:
         yield
     finally:
-        _request_cache.reset(token)
+        if token is not None:
+            _request_cache.reset(token)
 
 
 def _cached(kind: str, workspace_id: int, compute: Callable[[], T]) -> T:

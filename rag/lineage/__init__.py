@@ -14,14 +14,15 @@ from rag.lineage.query import QueryLineage, analyse_query
 from rag.lineage.series import SERIES_TITLE, SeriesRelease, heading_release, mentioned_releases, series_of
 
 _DJANGO_BOUND = {
-    "calendar_rebuild": "calendar", "calendar_update": "calendar", "newest_release_pages": "calendar",
+    "calendar_read_once": "calendar", "calendar_rebuild": "calendar", "calendar_update": "calendar",
+    "newest_release_pages": "calendar",
     "release_calendar": "calendar", "release_calendar_entries": "calendar", "release_window": "calendar", "series_label": "calendar", "series_names": "calendar",
     "different_releases_of_a_series": "evidence",
     "document_lineage_evidence": "families", "document_lineage_update": "families",
     "documents_leave_families": "families", "family_refresh": "families", "workspace_lineage_rebuild": "families",
     "batch_members": "release_inference", "workspace_releases_infer": "release_inference",
     "release_label": "releases", "release_labels": "releases",
-    "documents_as_of": "scope", "workspace_version_labels": "scope",
+    "documents_as_of": "scope", "documents_as_of_each": "scope", "workspace_version_labels": "scope",
 }
 
 __all__ = ["QueryLineage", "SERIES_TITLE", "SeriesRelease", "VersionLabel", "analyse_query", "extract_version_label",

@@ -14,7 +14,9 @@ page's own date can answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date as date_type
 from datetime import datetime, time as dt_time
@@ -69,8 +71,36 @@ def calendar_rebuild(*, workspace_id: int) -> int:
                .values_list("pk", flat=True))
 
 
+# Inside `calendar_read_once`: each workspace's calendar as first read in the block.
+_read_once: ContextVar[dict[int, list[CalendarEntry]] | None] = ContextVar("release_calendar_read_once", default=None)
+
+
+@contextmanager
+def calendar_read_once() -> Iterator[None]:
+    """Within the block, each workspace's calendar is read once (a search asks for it from up to four stages:
+    the versions a question may name, a version's scope, its window, past release notes); a block inside another
+    keeps the outer one's reads."""
+    if _read_once.get() is not None:
+        yield
+        return
+    token = _read_once.set({})
+    try:
+        yield
+    finally:
+        _read_once.reset(token)
+
+
 def release_calendar_entries(*, workspace_id: int) -> list[CalendarEntry]:
     """Every dated release of the workspace's series, oldest first: staff rows over pages', the earliest page."""
+    read = _read_once.get()
+    if read is None:
+        return _calendar_entries(workspace_id)
+    if workspace_id not in read:
+        read[workspace_id] = _calendar_entries(workspace_id)
+    return list(read[workspace_id])
+
+
+def _calendar_entries(workspace_id: int) -> list[CalendarEntry]:
     rows = Release.objects.filter(Q(source=Release.Source.STAFF) | Q(document__archived=False),
                                   workspace_id=workspace_id).values_list("series", "version", "date", "source", "hidden")
     staff: dict[tuple[str, str], tuple[date_type | None, bool]] = {}

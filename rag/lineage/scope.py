@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 
 from rag.lineage.calendar import release_calendar, series_end, series_label
@@ -26,11 +27,24 @@ def workspace_version_labels(*, workspace_id: int) -> list[str]:
 def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | None = None) -> set[int]:
     """Active documents as a reader saw them at `version` (or `date`): the family member current then, and
     every document outside a family that existed then (no label or date counts as always there)."""
+    return _current_then(_scope_rows(workspace_id), workspace_id=workspace_id, version=version, date=date)
+
+
+def documents_as_of_each(*, workspace_id: int, versions: Sequence[str]) -> dict[str, set[int]]:
+    """`documents_as_of` at each version, the workspace's documents read once (the two sides of a change question)."""
+    rows = _scope_rows(workspace_id)
+    return {version: _current_then(rows, workspace_id=workspace_id, version=version, date=None) for version in versions}
+
+
+def _scope_rows(workspace_id: int) -> list[tuple]:
+    return list(Document.objects.filter(workspace_id=workspace_id, archived=False, status=Document.Status.INDEXED)
+                .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id", "path",
+                             "metadata__release__label", "metadata__release__after"))
+
+
+def _current_then(rows: list[tuple], *, workspace_id: int, version: str, date: datetime | None) -> set[int]:
     bound = series_end(release_calendar(workspace_id=workspace_id), version) if version else None
     version = series_label(version) if version else version  # "8.1.0" asks for the 8.1 docs, 8.1.3 included
-    rows = Document.objects.filter(workspace_id=workspace_id, archived=False, status=Document.Status.INDEXED) \
-        .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id", "path",
-                     "metadata__release__label", "metadata__release__after")
     families: dict[int, list[tuple]] = defaultdict(list)
     allowed: set[int] = set()
     git_paths = _git_paths_at(workspace_id, version) if version else {}

@@ -106,8 +106,10 @@ def supersede_conflicts(
     return collapsed.kept, len(collapsed.removed)
 
 
-def record_details(record_ids: Sequence[int], *, workspace_id: int) -> tuple[dict[int, list[dict]], list[dict]]:
-    """Members of each record, as results show them, and the pending contradictions among all of them."""
+def record_details(record_ids: Sequence[int], *, workspace_id: int, contradictions_of: Sequence[int] | None = ()
+                   ) -> tuple[dict[int, list[dict]], list[dict]]:
+    """Members of each record, as results show them, and the pending contradictions of all of them and of the
+    chunks `contradictions_of` (None: no contradictions wanted, none read)."""
     members = {
         record_id: [{
             "role": m.role, "chunk_id": m.chunk_id, "document_id": m.document_id, "path": m.path, "title": m.title,
@@ -116,5 +118,7 @@ def record_details(record_ids: Sequence[int], *, workspace_id: int) -> tuple[dic
         } for m in rows]
         for record_id, rows in record_members(record_ids=record_ids, workspace_id=workspace_id).items()
     }
-    chunk_ids = [m["chunk_id"] for rows in members.values() for m in rows]
+    if contradictions_of is None:
+        return members, []
+    chunk_ids = [m["chunk_id"] for rows in members.values() for m in rows] + list(contradictions_of)
     return members, vectors.pending_contradictions(chunk_ids)

@@ -17,7 +17,8 @@
          one result per canonical record, and the newer side of a pending contradiction
          in the place of the older one
       -> near-duplicate collapse across documents (keep the newest)
-      -> top_k, with variant metadata and provenance when asked and licensed
+      -> top_k; for the results returned (details.py), record figures, and variant metadata and provenance
+         when asked and licensed
 """
 
 from __future__ import annotations
@@ -33,15 +34,16 @@ from django.db.models import Max
 from django.utils import timezone
 
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
-from licensing.services import has_feature
+from licensing.services import feature_cache, has_feature
 from rag import embeddings
 from rag.retrieval import lexical, metrics, vectors
 from rag.retrieval.expansion import expansions_for
 from rag.retrieval.identifiers import identifiers_in
 from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
-from rag.retrieval.canonical import collapse_to_canonicals, record_details, supersede_conflicts
-from rag.lineage import newest_release_pages, release_label, release_labels
+from rag.retrieval.canonical import collapse_to_canonicals, supersede_conflicts
+from rag.retrieval.details import attach_details, option_gate
+from rag.lineage import calendar_read_once, newest_release_pages, release_label, release_labels
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
@@ -83,10 +85,13 @@ class _Candidate:
     replaced_chunk_id: int | None = None  # the superseded chunk whose slot this one took
 
 
-def _gate(workspace_id: int, key: str, wanted: bool) -> str:
-    if not wanted:
-        return OFF
-    return APPLIED if has_feature(workspace_id, key) else UNLICENSED
+@dataclass
+class _QuestionReads:
+    """What every scope of one question reads alike, read once: a change question searches two scopes, a question
+    about the newest release that release's pages besides, with the same words."""
+
+    expansions: dict[str, list[str]] = field(default_factory=dict)  # question -> the dictionary's expansions
+    terms: dict[tuple, tuple] = field(default_factory=dict)  # (text, identifiers) -> lexical.question_terms
 
 
 class _Clock:
@@ -106,6 +111,13 @@ class _Clock:
 
 def search(query: str, options: SearchOptions) -> SearchResultSet:
     """Ranked results for `query` within `options.workspace`; raises SearchOptionError on bad input."""
+    # Its gates are decided once, however many scopes it searches (outside a request, every has_feature
+    # would read the licenses and check their signatures again), and the release calendar read once.
+    with feature_cache(), calendar_read_once():
+        return _search_question(query, options)
+
+
+def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
     clock = _Clock()
     query = " ".join((query or "").split())
     if not query:
@@ -115,26 +127,35 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
     options = options.resolved()
     embeddings.index_encoder_check(workspace_id=options.workspace_id)  # the index's model is the one asked with
     plan = version_plan(query, options)
+    clock.lap("plan_ms")
+    reads = _QuestionReads()
     if plan.mode == "present":
-        result_set = _search(query, options, clock, history=plan.history)
+        result_set = _search(query, options, clock, reads, history=plan.history)
     elif plan.mode == "as_of":
         (_label, documents), = plan.scopes
         result_set = _search(plan.query, scoped_options(options, documents, version=plan.as_of_version,
-                                                        date=plan.as_of_date), clock)
+                                                        date=plan.as_of_date), clock, reads)
     else:
-        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
+        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock(), reads)
                  for label, documents in plan.scopes]
         result_set = interleaved(sides, top_k=options.top_k)
+        clock.lap("change_sides_ms")
+        result_set.stats["timings_ms"] = clock.laps  # the whole question's, both sides in one lap
         # Which result answers for which version, oldest first: the answer states each side.
         result_set.stats["change_sides"] = [
             {"label": label, "chunk_ids": [r.chunk_id for r in side]}
             for (label, _documents), side in reversed(list(zip(plan.scopes, sides)))
         ]
     if plan.latest:
-        _newest_release_first(result_set, plan, query, options)
+        _newest_release_first(result_set, plan, query, options, reads)
+        clock.lap("newest_release_ms")
+    attach_details(result_set, options)
+    clock.lap("details_ms")
     result_set.stats["versions"] = plan.describe()
     result_set.query = query
     _one_label_per_release(result_set, workspace_id=options.workspace_id)
+    clock.lap("labels_ms")
+    result_set.stats["duration_ms"] = round(clock.total_seconds * 1000, 2)
     _observe(result_set, workspace_id=options.workspace_id, duration=clock.total_seconds)
     return result_set
 
@@ -142,7 +163,8 @@ def search(query: str, options: SearchOptions) -> SearchResultSet:
 NEWEST_RELEASE_RESULTS = 2  # the newest release's own page leads; the usual results follow
 
 
-def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query: str, options: SearchOptions) -> None:
+def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query: str, options: SearchOptions,
+                          reads: _QuestionReads) -> None:
     """"What's new in the latest release", "the last 4.2 patch", "the current LTS": the page that speaks for that
     release (by version order in the calendar) leads, found within it by the question's words."""
     pages = newest_release_pages(workspace_id=options.workspace_id, question=query, line=plan.newest_release_line,
@@ -152,13 +174,14 @@ def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query:
     result_set.stats["newest_release_pages"] = pages
     if not pages:
         return
-    own = _search(plan.query, scoped_options(options, frozenset(pages)), _Clock(), history=True)
+    own = _search(plan.query, scoped_options(options, frozenset(pages)), _Clock(), reads, history=True)
     lead = list(own)[:NEWEST_RELEASE_RESULTS]
     chosen = {result.chunk_id for result in lead}
     result_set[:] = (lead + [r for r in result_set if r.chunk_id not in chosen])[:options.top_k]
 
 
-def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool = True) -> SearchResultSet:
+def _search(query: str, options: SearchOptions, clock: _Clock, reads: _QuestionReads, *,
+            history: bool = True) -> SearchResultSet:
     """One ranked search over one scope: the body of `search` once the question's versions are resolved
     (`history`: the question asks what changed or is new, so old releases' own notes keep their rank)."""
     workspace_id = options.workspace_id
@@ -166,8 +189,9 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
 
     licensed = has_feature(workspace_id, RETRIEVAL_INTEGRATION)
     canonical_filtering = OFF if not options.respect_canonicals else (APPLIED if licensed else UNLICENSED)
-    variant_gate = _gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
-    provenance_gate = _gate(workspace_id, PROVENANCE, options.include_provenance)
+    variant_gate = option_gate(workspace_id, VARIANT_METADATA, options.include_variant_metadata)
+    provenance_gate = option_gate(workspace_id, PROVENANCE, options.include_provenance)
+    clock.lap("gates_ms")
     scope = build_scope(workspace_id=workspace_id, filters=options.filters, now=now)
     clock.lap("scope_ms")
     stats: dict[str, Any] = {
@@ -180,9 +204,11 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
 
     subjects = subjects_named(query, workspace_subjects(workspace_id=workspace_id)) if options.analyse_query else {}
     stats["subjects"] = sorted(subjects)
-    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
+    clock.lap("subjects_ms")
+    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock, reads)
     if subjects and query_vector is not None:
         ranked["subject"] = _subject_list(subjects, options, query_vector, now=now)
+        clock.lap("subject_list_ms")
     fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K, weights=settings.RRF_WEIGHTS)
     canonical_aware = canonical_filtering == APPLIED
     present = options.version_aware and not (options.as_of_version or options.as_of_date)
@@ -198,30 +224,24 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
     if subjects:
         demote_other_subjects(candidates, {pk for documents in subjects.values() for pk in documents},
                               demotion=settings.SUBJECT_OTHER_DEMOTION)
+    clock.lap("rerank_ms")
     if options.version_aware:
         if present:
             candidates = _present(candidates, options, stats, rows=rows, now=now)
             if not history:
                 stats["past_release_notes_demoted"] = past_release_notes_demoted(
                     candidates, workspace_id=workspace_id, demotion=settings.PAST_RELEASE_NOTES_DEMOTION)
+            clock.lap("present_ms")
         candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
                                           as_of_version=options.as_of_version,
                                           window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
+        clock.lap("releases_ms")
     candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
     clock.lap("collapse_ms")
 
     results = [_result(candidate) for candidate in candidates[: options.top_k]]
-    if licensed and results:
-        by_chunk = vectors.record_stats([(r.chunk_id, r.canonical_record_id) for r in results])
-        for result in results:
-            result.variant_count, result.has_contradictions = by_chunk.get(result.chunk_id, (0, False))
-    if APPLIED in (variant_gate, provenance_gate):
-        _attach_record_details(results, workspace_id=workspace_id, variants=variant_gate == APPLIED,
-                               provenance=provenance_gate == APPLIED)
-    clock.lap("details_ms")
     stats["timings_ms"] = clock.laps
-    stats["duration_ms"] = round(clock.total_seconds * 1000, 2)
-    return SearchResultSet(
+    return SearchResultSet(  # without record details: `search` adds them to the results it returns
         results,
         query=query,
         canonical_filtering=canonical_filtering,
@@ -232,7 +252,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
 
 
 def _ranked_lists(
-    query: str, options: SearchOptions, scope, stats: dict[str, Any], clock: _Clock
+    query: str, options: SearchOptions, scope, stats: dict[str, Any], clock: _Clock, reads: _QuestionReads
 ) -> tuple[list[float] | None, dict[str, list[int]]]:
     """The semantic and lexical candidate lists (chunk ids, best first) that the mode asks for."""
     pool = max(options.candidate_pool, options.top_k)
@@ -254,14 +274,19 @@ def _ranked_lists(
                                      vectors.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
             clock.lap("rewrite_ms")
     if options.mode in ("hybrid", "lexical"):
-        expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
+        if options.expansion and query not in reads.expansions:
+            reads.expansions[query] = expansions_for(query, workspace_id=scope.workspace_id)
+        expansions = reads.expansions[query] if options.expansion else []
         stats["expansions"] = expansions
         lexical_text = " ".join([query, *expansions])
         wanted = identifiers_in(lexical_text) if options.identifiers else []
         # The identifiers that some chunk of the workspace holds come with the terms (one round trip):
         # a question naming none of them costs no identifier query.
-        terms, table_rows, held = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
-                                                         identifiers=wanted)
+        key = (lexical_text, tuple(wanted))
+        if key not in reads.terms:
+            reads.terms[key] = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
+                                                      identifiers=wanted)
+        terms, table_rows, held = reads.terms[key]
         if options.identifiers:
             stats["identifiers"] = held
             if held:
@@ -440,31 +465,6 @@ def _result(candidate: _Candidate) -> SearchResult:
         replaced_chunk_id=candidate.replaced_chunk_id,
         **{name: row[name] for name in _ROW_FIELDS},
     )
-
-
-def _attach_record_details(results: list[SearchResult], *, workspace_id: int, variants: bool, provenance: bool) -> None:
-    record_ids = sorted({r.canonical_record_id for r in results if r.canonical_record_id is not None})
-    members, contradictions = record_details(record_ids, workspace_id=workspace_id)
-    if provenance:
-        lone = [r.chunk_id for r in results if r.canonical_record_id is None]
-        contradictions += vectors.pending_contradictions(lone)
-    for result in results:
-        record_members = members.get(result.canonical_record_id, []) if result.canonical_record_id else []
-        if variants:
-            result.variants = [dict(m) for m in record_members if m["chunk_id"] != result.chunk_id]
-        if provenance:
-            chunk_ids = {m["chunk_id"] for m in record_members} or {result.chunk_id}
-            result.provenance = {
-                "record_id": result.canonical_record_id,
-                "shown_chunk_id": result.chunk_id,
-                "members": [dict(m) for m in record_members] or [{
-                    "role": "chunk", "chunk_id": result.chunk_id, "document_id": result.document_id,
-                    "path": result.path, "title": result.title, "doc_date": result.doc_date, "similarity": 1.0,
-                }],
-                "contradictions": [
-                    c for c in contradictions if c["chunk_a_id"] in chunk_ids or c["chunk_b_id"] in chunk_ids
-                ],
-            }
 
 
 def _observe(result_set: SearchResultSet, *, workspace_id: int, duration: float) -> None:

@@ -23,6 +23,7 @@ from rag.lineage import (
     QueryLineage,
     analyse_query,
     documents_as_of,
+    documents_as_of_each,
     parse_version,
     release_calendar,
     release_calendar_entries,
@@ -111,8 +112,8 @@ def _version_plan(query: str, options: SearchOptions) -> VersionPlan:
         sides = _change_sides(change.old, change.new, labels)
         if sides is not None:
             old, new = sides
-            scopes = tuple((label, frozenset(documents_as_of(workspace_id=workspace_id, version=label)))
-                           for label in (new, old))
+            current = documents_as_of_each(workspace_id=workspace_id, versions=(new, old))
+            scopes = tuple((label, frozenset(current[label])) for label in (new, old))
             return VersionPlan(query=text, mode="change", change=(old, new), scopes=scopes, analysis=analysis)
     if analysis.versions or analysis.as_of_date:
         version = analysis.versions[-1] if analysis.versions else ""

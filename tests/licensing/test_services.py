@@ -182,6 +182,19 @@ def test_feature_cache_answers_a_block_from_two_queries_and_forgets_after_it():
     assert not has_feature(workspace_id, features.RETRIEVAL_INTEGRATION)
 
 
+def test_a_block_inside_another_keeps_the_outer_ones_cache():
+    license = LicenseFactory()
+    workspace_id = license.workspace_id
+    with feature_cache():
+        assert has_feature(workspace_id, features.RETRIEVAL_INTEGRATION)
+        license.tier = seeded_tier("free")
+        license.save()
+        with feature_cache():  # a search run by a request: the request's answer holds
+            assert has_feature(workspace_id, features.RETRIEVAL_INTEGRATION)
+        assert has_feature(workspace_id, features.RETRIEVAL_INTEGRATION)  # the inner block's end kept the cache
+    assert not has_feature(workspace_id, features.RETRIEVAL_INTEGRATION)
+
+
 def test_a_write_through_the_services_is_seen_by_the_same_block():
     license = LicenseFactory()
     with feature_cache():

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from rag.lineage.calendar import calendar_update, release_calendar, series_end
 from rag.lineage.evidence import Member
 from rag.lineage.grouping import version_order
-from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.lineage.scope import documents_as_of, documents_as_of_each, workspace_version_labels
 from rag.models import DocumentFamily
 from tests.rag.retrieval_helpers import add_document
 
@@ -62,6 +64,19 @@ def test_labels_decide_and_a_patch_release_belongs_to_its_series(workspace):
     at_2_1 = documents_as_of(workspace_id=workspace.pk, version="2.1")
     assert v21.pk in at_2_1 and v20.pk not in at_2_1 and v30.pk not in at_2_1 and loose_new.pk not in at_2_1
     assert documents_as_of(workspace_id=workspace.pk, version="2.0") & {v20.pk, v21.pk, v30.pk} == {v20.pk}
+
+
+def test_each_version_s_documents_at_once_are_each_one_s_read_once(workspace):
+    v20 = add_document(workspace, "/v2.0/guide.md", ["2.0 text"], version_label="2.0", version_key="a")
+    v30 = add_document(workspace, "/v3.0/guide.md", ["3.0 text"], version_label="3.0", version_key="c")
+    family(workspace, v20, v30)
+    add_document(workspace, "/notes/3.0.md", ["3.0 notes"], version_label="3.0", version_key="c")
+
+    with CaptureQueriesContext(connection) as queries:
+        each = documents_as_of_each(workspace_id=workspace.pk, versions=("3.0", "2.0"))
+    assert sum('FROM "rag_document"' in query["sql"] for query in queries) == 1
+    assert each == {label: documents_as_of(workspace_id=workspace.pk, version=label) for label in ("3.0", "2.0")}
+    assert each["2.0"] != each["3.0"]
 
 
 def test_family_order_trusts_dates_and_lets_directives_order_the_undated():

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from rag.models import Contradiction
 from rag.retrieval import SearchFilters, search
@@ -109,6 +111,38 @@ def test_contradictions_variant_metadata_and_provenance(workspace, versions):
     as_json = top.to_dict()
     assert as_json["variants"][0]["doc_date"] == MID.isoformat()
     assert results.stats["variant_metadata"] == "applied" and results.stats["provenance"] == "applied"
+
+
+def test_a_search_reads_its_license_and_its_details_once(workspace, versions):
+    """Outside a request no cache holds the gates: the search keeps its own. Members and contradictions are read
+    for the results returned, in one statement each, and with provenance the variant counts and flags follow."""
+    _record, _v1, _v2, v3 = versions
+    license_workspace(workspace)
+    faq = workspace.documents.get(path="/faq.md")
+    a, b = sorted([chunk_of(faq).pk, chunk_of(v3).pk])
+    conflict = Contradiction.objects.create(workspace=workspace, chunk_a_id=a, chunk_b_id=b, similarity=0.9,
+                                            differences=[])
+
+    with CaptureQueriesContext(connection) as queries:
+        results = search("API rate limit requests per minute", options(
+            workspace, top_k=5, dedup=False, respect_canonicals=False, include_variant_metadata=True,
+            include_provenance=True))
+
+    statements = [query["sql"] for query in queries]
+    assert sum('FROM "licensing_license"' in sql for sql in statements) == 1
+    assert not any("AS m(chunk_id, record_id)" in sql for sql in statements)  # record_stats: provenance says it
+    assert sum('"rag_contradiction"."differences"' in sql for sql in statements) == 1
+    # Read for a record's member and for a lone result alike, the contradiction is listed once on each side.
+    assert {"/faq.md", "/v3/limits.md"} <= {result.path for result in results}
+    for result in results:
+        if result.path in ("/faq.md", "/v3/limits.md"):
+            assert [c["id"] for c in result.provenance["contradictions"]] == [conflict.pk]
+    # The figures as record_stats gives them without provenance.
+    plain = search("API rate limit requests per minute", options(workspace, top_k=5, dedup=False,
+                                                                 respect_canonicals=False))
+    assert [(r.chunk_id, r.variant_count, r.has_contradictions) for r in plain] == [
+        (r.chunk_id, r.variant_count, r.has_contradictions) for r in results]
+    assert {r.path: r.variant_count for r in results}["/v3/limits.md"] == 2
 
 
 def test_variant_metadata_and_provenance_need_the_license_too(workspace, versions):

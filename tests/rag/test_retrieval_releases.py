@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from rag.lineage.calendar import calendar_update
 from rag.retrieval import search
@@ -65,3 +67,13 @@ def test_an_old_release_notes_do_not_answer_for_the_present(workspace, series):
     # Asked what changed, the old release's notes keep their rank: they are the history asked for.
     history = _top(workspace, "What changed in the minimum supported database version?")
     assert series["1.8"].pk in history[:2]
+
+
+def test_the_newest_release_s_own_search_reads_the_question_s_terms_and_calendar_once(workspace, series):
+    with CaptureQueriesContext(connection) as queries:
+        results = search("What's new in the latest Lumen release?", options(workspace, top_k=5))
+    assert results.stats["newest_release_pages"] == [series["2.3"].pk]  # a second scope was searched
+    statements = [query["sql"] for query in queries]
+    assert sum("most_common_elem_freqs" in sql for sql in statements) == 1  # lexical.question_terms
+    assert sum('"rag_queryexpansion"' in sql for sql in statements) == 1
+    assert sum('"rag_release"."date" AS "date"' in sql for sql in statements) == 1  # release_calendar_entries
