@@ -151,7 +151,7 @@ def _queries_per_file(workspace_id: int) -> str:
     job = IndexingJob.objects.create(workspace_id=workspace_id, source="upload")
     item = IndexingJobItem.objects.create(job=job, path=f"uploads/{name}", source_file=copy.source_file)
     assert copy.source_file.startswith(STORED_PREFIX)
-    with CaptureQueriesContext(connection) as indexing, mock.patch("rag.jobs.run.merge_after_commit"):
+    with CaptureQueriesContext(connection) as indexing, mock.patch("rag.jobs.run.indexed_merge_after_commit"):
         job_item_run(item_id=item.pk)  # its merge, not sent: run below
     document_id = IndexingJobItem.objects.get(pk=item.pk).document_id
     with CaptureQueriesContext(connection) as merging:
