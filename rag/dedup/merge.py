@@ -64,7 +64,8 @@ class MergeStats:
     seconds: float = 0.0
 
     def add(self, other: MergeStats) -> None:
-        for name in ("records_created", "records_changed", "records_dissolved", "contradictions_raised"):
+        for name in ("chunks", "edges", "records_created", "records_changed", "records_dissolved",
+                     "contradictions_raised"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
