@@ -741,11 +741,16 @@ def pile_report(pile: dict, bare: dict) -> None:
           f"between tasks {1 - (w.get('index', 0.0) + w.get('merge', 0.0)) / capacity:.0%}")
     print(f"  bare encoder on the {bare['texts']} distinct texts: {bare['seconds']:.1f}s, {bare['rate']:.1f} chunks/s "
           f"({bare['threads']} threads, load {bare['load'][0]:.1f}>{bare['load'][1]:.1f})")
-    target("40", f"real pile ({pile['files']:,} files), 2 workers: distinct chunks/s >= 0.8x the bare encoder",
+    merged = distinct / pile["drained_seconds"]
+    print(f"  until every file was merged too: {pile['drained_seconds']:.1f}s, {merged:.1f} distinct chunks/s")
+    target("40", f"real pile ({pile['files']:,} files), 2 workers: distinct chunks/s to indexed >= 0.8x the bare encoder",
            f"{end_to_end:.1f} / {bare['rate']:.1f} = {end_to_end / bare['rate']:.2f}",
            pile["files"] >= 3000 and end_to_end / bare["rate"] >= 0.8)
-    target("40", "real pile: workers' time outside the encoder <= 25% of the wall", f"{outside:.0%}", outside <= 0.25)
-
+    target("40", "real pile: the same until every file was merged too >= 0.8x the bare encoder",
+           f"{merged:.1f} / {bare['rate']:.1f} = {merged / bare['rate']:.2f}",
+           pile["files"] >= 3000 and merged / bare["rate"] >= 0.8)
+    target("40", "real pile: workers' time outside the encoder <= 25% of the wall (to indexed)", f"{outside:.0%}",
+           outside <= 0.25)
 
 if __name__ == "__main__":
     sys.exit(main())
