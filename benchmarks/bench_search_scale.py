@@ -85,12 +85,16 @@ def repeated_vectors(vectors: np.ndarray, repeat: int) -> np.ndarray:
 
 
 class PeakMemory:
-    """This DATA_DIR's PostgreSQL (its postmaster and the postmaster's children) resident memory, summed and
+    """The benchmark's PostgreSQL (its postmaster and the postmaster's children) resident memory, summed and
     sampled every half second, its peak kept; another server on the machine is not counted."""
 
-    def __init__(self, pgdata: Path) -> None:
+    def __init__(self, backend_pid: int) -> None:
+        """backend_pid: a connection's server process (`pg_backend_pid()`), whose parent is the postmaster; a
+        server on another machine is not seen (peak 0)."""
         self.peak_mb = 0.0
-        self._postmaster = int((pgdata / "postmaster.pid").read_text().split()[0])
+        status = Path(f"/proc/{backend_pid}/status")
+        found = re.search(r"PPid:\s+(\d+)", status.read_text()) if status.exists() else None
+        self._postmaster = int(found.group(1)) if found else -1
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -191,7 +195,10 @@ def build(size: int, rows: list[list[str]], vectors: np.ndarray) -> tuple[object
     copy_seconds = time.monotonic() - started
 
     print(f"  building the HNSW index over {size:,} rows", file=sys.stderr, flush=True)
-    with connection.cursor() as cursor, PeakMemory(Path(os.environ["DATA_DIR"]) / "pg") as memory:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    with connection.cursor() as cursor, PeakMemory(backend) as memory:
         cursor.execute(f"SET maintenance_work_mem = '{MAINTENANCE_WORK_MEM}'")
         cursor.execute("SET max_parallel_maintenance_workers = %s", [max(0, (os.cpu_count() or 2) - 1)])
         built = time.monotonic()

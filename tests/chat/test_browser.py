@@ -61,21 +61,23 @@ def browser_page(live_server):
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(30_000)
-        # Whatever the Content-Security-Policy blocked (an inline script, handler or style) is a broken page.
-        blocked: list[str] = []
-        page.on("console", lambda message: blocked.append(f"{message.text} at {message.location}")
-                if message.type == "error" and "Content Security Policy" in message.text else None)
-        yield page
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    blocked: list[str] = []
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                      "--disable-sync", "--no-first-run"],
+            )
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(30_000)
+            # Whatever the Content-Security-Policy blocked (an inline script, handler or style) is a broken page.
+            page.on("console", lambda message: blocked.append(f"{message.text} at {message.location}")
+                    if message.type == "error" and "Content Security Policy" in message.text else None)
+            yield page
+            browser.close()
+    finally:  # a launch that failed must not leave async safety off for the tests after this one
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     assert blocked == [], blocked
 
 

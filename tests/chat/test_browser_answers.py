@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chat.models import Message
@@ -9,7 +11,7 @@ from tests.chat.conftest import index_folder
 from tests.chat.test_browser import ARTIFACTS, CHROMIUM, browser_page, sign_in_and_start_a_conversation  # noqa: F401
 from tests.factories import UserFactory, WorkspaceFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not CHROMIUM, reason="no chromium")]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")]
 
 LIMITS = """# Gateway limits
 

@@ -76,7 +76,7 @@ def test_a_scheduler_killed_with_sigkill_turns_healthz_down_once_its_last_tick_i
     beat.proc.wait(timeout=10)
     body = _wait_for(client, "scheduler", False, timeout=15)
     assert client.get("/healthz").status_code == 503 and body["status"] == "down"
-    assert body["checks"]["scheduler"]["last_tick_seconds_ago"] > 3
+    assert body["checks"]["scheduler"]["last_tick_seconds_ago"] >= 3  # stale past 3 s, shown to a tenth
 
 
 @pytest.mark.worker
