@@ -387,7 +387,7 @@ def bulk_run(folder: Path) -> dict:
         timer.wrap(pipeline, attribute, label)
     timer.wrap(run, "document_index", "document_index")  # the name job_item_run calls
     timer.wrap(dedup, "chunks_detach", "chunks_detach")
-    timer.wrap(run, "indexed_merge_after_commit", "merge enqueue (hook)")
+    timer.wrap(run, "merge_after_commit", "merge enqueue (hook)")
     timer.wrap(Chunk.objects, "bulk_create", "chunk rows insert (HNSW, GIN)")
     timer.wrap(EmbeddingCache.objects, "bulk_create", "cache rows insert")
     load = os.getloadavg()[0]

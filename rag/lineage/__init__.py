@@ -19,7 +19,6 @@ _DJANGO_BOUND = {
     "release_calendar": "calendar", "release_calendar_entries": "calendar", "release_window": "calendar", "series_label": "calendar", "series_names": "calendar",
     "different_releases_of_a_series": "evidence",
     "document_lineage_evidence": "families", "document_lineage_update": "families",
-    "documents_lineage_evidence": "families", "documents_lineage_update": "families",
     "documents_leave_families": "families", "family_refresh": "families", "workspace_lineage_rebuild": "families",
     "batch_members": "release_inference", "workspace_releases_infer": "release_inference",
     "release_label": "releases", "release_labels": "releases",
