@@ -143,6 +143,7 @@ def real_chunks(folders: list[Path], cache: Path) -> dict:
 
     if cache.exists():
         return json.loads(cache.read_text())
+    from config import settings  # the chunk sizes `make run` indexes with, whether or not Django is set up
     from rag.ingest.chunking import chunk_document
     from rag.ingest.parsers import parse_document
 
@@ -156,7 +157,9 @@ def real_chunks(folders: list[Path], cache: Path) -> dict:
                 parsed = parse_document(path, path.read_bytes())
             except Exception:  # noqa: BLE001 - a file Docent would fail is a file the index would not hold
                 continue
-            for draft in chunk_document(parsed, target_words=170, max_words=200, overlap_words=25):
+            for draft in chunk_document(parsed, target_words=settings.CHUNK_TARGET_WORDS,
+                                        max_words=settings.CHUNK_MAX_WORDS,
+                                        overlap_words=settings.CHUNK_OVERLAP_WORDS):
                 if len(draft.text.split()) >= 20 and draft.text not in seen:
                     seen.add(draft.text)
                     chunks.append([draft.text, draft.heading_path, f"{folder.parent.name}/{path.relative_to(folder.parent)}"])
