@@ -74,7 +74,7 @@ TARGETS: dict[str, tuple[str, float]] = {
 def assigned_release(document: Any) -> tuple[str, str, float | None]:
     """(label, source, confidence) of the release Docent assigns to a document: its own version label when it
     has one (file name, title, metadata, a person), else the release inferred for it
-    (`metadata["release"]`, rag.lineage.release_inference). ("", "", None): none."""
+    (`metadata["release"]`, rag.releases.inference). ("", "", None): none."""
     if document.version_label:
         return document.version_label, document.version_source or "label", 1.0
     release = (document.metadata or {}).get("release") or {}

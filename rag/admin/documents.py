@@ -29,7 +29,7 @@ from rag.lineage_edits import (
     documents_release_set,
     family_split,
 )
-from rag.lineage import batch_members
+from rag.releases import batch_members
 from rag.models import Chunk, Document
 from rag.selectors import document_siblings
 

@@ -143,7 +143,7 @@ class Document(models.Model):
 
     @property
     def inferred_release(self) -> dict:
-        """The release an unlabelled document was found to belong to (rag.lineage.release_inference), or {}."""
+        """The release an unlabelled document was found to belong to (rag.releases.inference), or {}."""
         release = (self.metadata or {}).get("release") or {}
         if self.version_label or not (release.get("label") or release.get("after")):
             return {}

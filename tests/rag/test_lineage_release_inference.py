@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from rag.ingest import parse_document
-from rag.ingest.series import release_entries, releases_mentioned
-from rag.lineage.calendar import calendar_read_once, calendar_update, release_calendar, release_calendar_entries
-from rag.lineage.release_inference import workspace_releases_infer
-from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.releases.series_pages import release_entries, releases_mentioned
+from rag.releases.calendar import calendar_read_once, calendar_update, release_calendar, release_calendar_entries
+from rag.releases.inference import workspace_releases_infer
+from rag.releases.scope import documents_as_of, workspace_version_labels
 from rag.models import Document, DocumentFamily, Release
 from tests.rag.retrieval_helpers import add_document
 

@@ -12,12 +12,12 @@ Each export (or part of one) is then placed by its own evidence, strongest first
   heading) is the release the export documents, exactly ("2.2.28"): the docs of a release ship no newer notes;
 - the newest "New in X" / "Changed in X" it mentions: the release is at least the X line;
 - its labelled files ("3.2" in a frontmatter): their unlabelled neighbours are of their release;
-- its newest date against the release calendar (rag.lineage.calendar): the first release of its series at or
+- its newest date against the release calendar (rag.releases.calendar): the first release of its series at or
   after it, when something else ties it to the series.
 
 A document outside any series (an e-mail about a room, a spreadsheet of quotas) gets no release. The inference is
 stored in `Document.metadata["release"]` ({label, line, series, source, confidence, evidence}); the document's own
-`version_label` stays what its file or a person said, and scope (rag.lineage.scope) reads this where it has none.
+`version_label` stays what its file or a person said, and scope (rag.releases.scope) reads this where it has none.
 It runs for the workspace once a job's last merge is done (rag.jobs.merging), and by `manage.py lineage_releases`.
 """
 
@@ -34,8 +34,8 @@ from django.conf import settings
 from django.db import connection
 from packaging.version import Version
 
-from rag.lineage.calendar import CalendarEntry, release_calendar_entries, series_label
-from rag.lineage.versions import parse_version
+from rag.releases.calendar import CalendarEntry, release_calendar_entries, series_label
+from rag.releases.order import parse_version
 from rag.models import Document, IndexingJobItem
 
 _NO_DATE = datetime.min.replace(tzinfo=UTC)
@@ -69,7 +69,7 @@ class _Row:
     date_source: str
     family_id: int | None
     release: dict | None
-    entries: list[dict]  # the series releases the page speaks for (rag.ingest.series)
+    entries: list[dict]  # the series releases the page speaks for (rag.releases.series_pages)
     mentioned: list[str]  # "New in X" (any format) and reST's version directives
     names: dict[str, int]  # capitalised words it uses most: which series it documents
     job_id: int | None

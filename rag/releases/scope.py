@@ -6,8 +6,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
-from rag.lineage.calendar import release_calendar, series_end, series_label
-from rag.lineage.versions import parse_version, version_key, within_version
+from rag.releases.calendar import release_calendar, series_end, series_label
+from rag.releases.order import parse_version, version_key, within_version
 from rag.models import Document, Source, SourceFile
 
 
