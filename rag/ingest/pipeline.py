@@ -208,6 +208,7 @@ def _index_bytes(
         document.tags = parsed.tags
         document.entities = parsed.entities
         document.metadata = {**_json_metadata(parsed.metadata), **series_metadata(parsed)}
+        document.inferred_release_forget()  # placed again after the merge, from what the file says now
         document.parent_id = parent_id
         document.status = Document.Status.INDEXED
         document.error = ""
