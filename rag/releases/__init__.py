@@ -17,7 +17,7 @@ it needs Django set up.
 
 from __future__ import annotations
 
-from rag.releases.order import parse_version, version_in_series, version_key, within_version
+from rag.releases.order import of_release, parse_version, version_in_series, version_key, within_version
 from rag.releases.labels import (
     VERSION_SOURCES, VersionLabel, VersionMention, extract_version_label, path_version_stem, strip_versions,
     text_versions, version_stem_key,
@@ -35,12 +35,12 @@ from rag.releases.questions import ChangeQuestion, QueryLineage, analyse_query
 from rag.releases.plan import VersionPlan, release_plan
 
 __all__ = [
-    "SERIES_TITLE", "VERSION_SOURCES", "CalendarEntry", "ChangeQuestion", "QueryLineage", "ReleaseGuess",
-    "SeriesRelease", "VersionLabel", "VersionMention", "VersionPlan", "analyse_query", "batch_members",
+    "CalendarEntry", "ChangeQuestion", "QueryLineage", "ReleaseGuess", "SERIES_TITLE", "SeriesRelease",
+    "VERSION_SOURCES", "VersionLabel", "VersionMention", "VersionPlan", "analyse_query", "batch_members",
     "calendar_read_once", "calendar_rebuild", "calendar_update", "documents_as_of", "documents_as_of_each",
-    "extract_version_label", "heading_release", "mentioned_releases", "newest_release_pages", "parse_version",
-    "path_version_stem", "release_calendar", "release_calendar_entries", "release_label", "release_labels",
-    "release_plan", "release_window", "series_end", "series_label", "series_metadata", "series_names", "series_of",
-    "strip_versions", "text_versions", "version_in_series", "version_key", "version_stem_key",
-    "within_version", "workspace_releases_infer", "workspace_version_labels",
+    "extract_version_label", "heading_release", "mentioned_releases", "newest_release_pages", "of_release",
+    "parse_version", "path_version_stem", "release_calendar", "release_calendar_entries", "release_label",
+    "release_labels", "release_plan", "release_window", "series_end", "series_label", "series_metadata",
+    "series_names", "series_of", "strip_versions", "text_versions", "version_in_series", "version_key",
+    "version_stem_key", "within_version", "workspace_releases_infer", "workspace_version_labels"
 ]
