@@ -105,7 +105,7 @@ def apply_lineage(workspace) -> None:
     """Families, labels and chunk supersession in bulk (see the module docstring); idempotent."""
     from django.db import connection, transaction
 
-    from rag.lineage import version_key
+    from rag.releases import version_key
     from rag.models import Chunk, Document, DocumentFamily
 
     started = time.monotonic()

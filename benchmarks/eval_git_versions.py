@@ -109,7 +109,7 @@ def sync_here(source_id: int):
 
 def tree_holds(source, version: str) -> set[str]:
     """Document paths whose blob the tree of `version` (its newest tag in that series) holds."""
-    from rag.lineage import within_version
+    from rag.releases import within_version
     from rag.models import SourceFile
 
     source.refresh_from_db()

@@ -6,7 +6,7 @@ Usage (from the repository root, after `demo/scale/build_corpus.py`):
     python benchmarks/eval_release_inference.py [--corpus var/scale-corpus]
 
 Parses every file as indexing does (title, version label, version directives, date), groups the
-files into batches as `rag.lineage.release_inference` does (same folder and file date) and runs the
+files into batches as `rag.releases.inference` does (same folder and file date) and runs the
 same decision, without a database or an encoder: the figure is the share of files without a label
 of their own whose inferred release series is the one files.json records, per project and release.
 """
@@ -32,9 +32,9 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from rag.ingest.parsers import parse_document  # noqa: E402
-from rag.lineage.calendar import series_label  # noqa: E402
-from rag.lineage.labels import extract_version_label  # noqa: E402
-from rag.lineage.release_inference import _later_claims, batch_key, batch_release  # noqa: E402
+from rag.releases.calendar import series_label  # noqa: E402
+from rag.releases.labels import extract_version_label  # noqa: E402
+from rag.releases.inference import _later_claims, batch_key, batch_release  # noqa: E402
 
 
 def main() -> int:

@@ -74,11 +74,10 @@ TARGETS: dict[str, tuple[str, float]] = {
 def assigned_release(document: Any) -> tuple[str, str, float | None]:
     """(label, source, confidence) of the release Docent assigns to a document: its own version label when it
     has one (file name, title, metadata, a person), else the release inferred for it
-    (`metadata["release"]`, rag.lineage.release_inference). ("", "", None): none."""
+    (`Document.inferred_*`, rag.releases.inference). ("", "", None): none."""
     if document.version_label:
         return document.version_label, document.version_source or "label", 1.0
-    release = (document.metadata or {}).get("release") or {}
-    return release.get("label") or "", release.get("source") or "", release.get("confidence")
+    return document.inferred_label or "", document.inferred_source or "", document.inferred_confidence
 
 # ------------------------------------------------------------------------------------------------------------
 
@@ -114,7 +113,8 @@ def document_figures(workspace_id: int, listing: dict[str, dict], *, examples: i
     failed = [{"name": Path(path).name, "error": error} for path, error in
               active.filter(status=Document.Status.FAILED).values_list("path", "error")]
     documents = active.filter(status=Document.Status.INDEXED).only(
-        "path", "version_label", "version_source", "metadata", "doc_date", "date_source")
+        "path", "version_label", "version_source", "inferred_label", "inferred_source", "inferred_confidence",
+        "inferred_evidence", "doc_date", "date_source")
     for document in documents.iterator():
         name = Path(document.path).name
         entry = listing.get(name)
@@ -139,7 +139,7 @@ def document_figures(workspace_id: int, listing: dict[str, dict], *, examples: i
             hashed.append({"name": name, "label": label, "source": source})
         if not line_ok:
             wrong_sources[source or "none"] += 1
-            evidence = ((document.metadata or {}).get("release") or {}).get("evidence", "")
+            evidence = document.inferred_evidence
             mistake = "hash" if hash_label else "none" if not label else "another release"
             wrong.append({"mistake": mistake, "series": expected.series, "name": name, "path": entry["path"],
                           "bundle": entry["release"],

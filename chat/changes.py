@@ -25,7 +25,7 @@ from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_uni
 from chat.questions import values_in
 from chat.releases import row_for_release
 from rag.facts import extract_facts, fact_differences
-from rag.lineage import version_key
+from rag.releases import version_key
 
 _TAIL_WORDS = 4
 # The unit a value is written with ends where the sentence goes on: "600 requests per minute | to the gateway".

@@ -28,6 +28,7 @@ from chat.releases import row_for_release, subject_said, version_said, without_s
 from rag import embeddings
 from rag.facts import fact_differences
 from rag.embeddings import embed_with_cache
+from rag.releases import of_release
 from rag.retrieval import subjects_named
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from chat.units import Unit, answer_units, content_words, cosine, has_term  # noqa: F401 - has_term: evaluation's
@@ -69,7 +70,7 @@ def _release_against(result: Any, as_of: str) -> int:
     if not as_of:
         return 0
     label = getattr(result, "version_label", "") or ""  # the release the passage speaks for (rag.retrieval)
-    if label == as_of or label.startswith(as_of + "."):
+    if of_release(label, as_of):
         return 1
     return -1 if label else 0
 

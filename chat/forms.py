@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from rag.lineage import version_key
+from rag.releases import version_key
 
 DATE_CHOICES = [
     ("any", "Any time"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rag.lineage import version_key
+from rag.releases import version_key
 
 # A table row whose columns are releases, as the readers write it: "Maximum request body: 2.0: 10 MB; 2.1: 25 MB."
 _RELEASE_CELL = re.compile(r"(v?\d+(?:\.\d+)+)\s*:\s*([^;]+?)\s*(?:;\s*|\.?\s*$)")

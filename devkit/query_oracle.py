@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rag.lineage.query import analyse_query
+from rag.releases import analyse_query
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2025, 12, 1, 12, 0, tzinfo=UTC)  # fixed: "last month" in a question reads the same on any day

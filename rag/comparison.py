@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from rag.facts import highlight_segments
-from rag.lineage import strip_versions
+from rag.releases import strip_versions
 from rag.models import Document
 
 

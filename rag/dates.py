@@ -3,7 +3,8 @@
 Query analysis below retrieval, lineage and dedup, which all import it (it imports none of them).
 `parse_date_phrase` reads a date filter ("last 7 days", "this month", "since 2024") as a [start, end)
 range; `phrase_period` reads the looser phrases found inside questions ("as of 1 March 2025", "last
-month"); `MONTH_NAMES` is the month-name alternation for patterns that find dates in text.
+month"); `MONTH_NAMES` is the month-name alternation for patterns that find dates in text; `parse_loose_date`
+reads one date a person typed ("March 14, 2025", a YAML date, an ISO string) in UTC.
 
 A phrase is read in the server's TIME_ZONE, so "this month" starts at local
 midnight of the first; the bounds come back timezone-aware. `end` is exclusive
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any
 
 from django.utils import timezone
 
@@ -204,3 +207,62 @@ def phrase_period(phrase: str, today: date) -> tuple[date, date] | None:
         first = date(today.year, 1, 1)
         return (first, date(today.year + 1, 1, 1)) if words[0] == "this" else (date(today.year - 1, 1, 1), first)
     return None
+
+
+# Written-out dates people put in frontmatter and AsciiDoc headers. Slash dates other than
+# year-first are left out on purpose: 03/04/2025 means different days on either side of
+# the Atlantic, and a wrong date is worse than falling back to the next source.
+_DATE_FORMATS = (
+    "%Y/%m/%d",
+    "%Y.%m.%d",
+    "%d.%m.%Y",
+    "%B %d, %Y",
+    "%b %d, %Y",
+    "%B %d %Y",
+    "%b %d %Y",
+    "%d %B %Y",
+    "%d %b %Y",
+    "%d %B, %Y",
+    "%d %b, %Y",
+    "%B %Y",
+    "%b %Y",
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%d %H:%M:%S",
+)
+_ORDINAL_SUFFIX = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b", re.IGNORECASE)
+_WEEKDAY_PREFIX = re.compile(r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+", re.IGNORECASE)
+
+
+def parse_loose_date(value: Any) -> datetime | None:
+    """A date typed by a person (YAML date, ISO string, "March 14, 2025", ...) in UTC, or None.
+
+    A date without a time is midnight UTC; a time without an offset is taken as UTC.
+    """
+    if isinstance(value, datetime):
+        return as_utc(value)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = " ".join(value.split())
+    try:
+        return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text))
+    except ValueError:
+        pass
+    cleaned = _ORDINAL_SUFFIX.sub("", _WEEKDAY_PREFIX.sub("", text))
+    for date_format in _DATE_FORMATS:
+        try:
+            return as_utc(datetime.strptime(cleaned, date_format))
+        except ValueError:
+            continue
+    try:  # RFC 2822, as mail and feed tools write it: "Fri, 14 Mar 2025 09:30:00 +0200"
+        return as_utc(parsedate_to_datetime(text))
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def as_utc(value: datetime) -> datetime:
+    """`value` in UTC; a time without an offset is taken as UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)

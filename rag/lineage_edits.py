@@ -16,7 +16,8 @@ from django.db.models import F
 
 from rag.documents import documents_reindex
 from rag.jobs import merge_after_commit
-from rag.lineage import family_refresh, version_key
+from rag.lineage import family_refresh
+from rag.releases import version_key
 from rag.models import Document, DocumentFamily, IndexingJob
 
 SET_BY_HAND = "set_by_hand"

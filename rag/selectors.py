@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
-from rag.lineage import release_labels, workspace_version_labels
+from rag.releases import release_labels, workspace_version_labels
 from rag.models import (
     CanonicalRecord,
     Chunk,

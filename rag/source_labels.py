@@ -32,7 +32,7 @@ VERSION_SOURCE_LABELS = {
     "git_tag": "Git tag",
     "set_by_hand": "set by hand",
 }
-# How an unlabelled document's release was inferred (Document.metadata["release"]["source"], rag.lineage.release_inference).
+# How an unlabelled document's release was inferred (Document.inferred_source, rag.releases.inference).
 RELEASE_SOURCE_LABELS = {
     "release_notes": "its release's series pages",
     "directives": "the newest 'new in' it mentions",

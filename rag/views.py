@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from rag.chunk_blocks import chunk_blocks
 from rag.forms import DocumentFilterForm, UploadForm
-from rag.lineage import release_labels
+from rag.releases import release_labels
 from rag.comparison import document_comparison
 from rag.middleware import SESSION_KEY
 from rag.models import DocType, Document

@@ -29,7 +29,7 @@ from rag.lineage_edits import (
     documents_release_set,
     family_split,
 )
-from rag.lineage import batch_members
+from rag.releases import batch_members
 from rag.models import Chunk, Document
 from rag.selectors import document_siblings
 
@@ -62,6 +62,8 @@ class DocumentAdmin(SourcesInWords, admin.ModelAdmin):
     search_fields = ["title", "path", "version_label", "family__name", "subject"]
     list_select_related = ["workspace"]
     lineage_fields = ["version_key", "version_from", "version_set_by", "date_from", "date_set_by", "back_to_automatic",
+                      # the release inference placed it in (once in metadata["release"], which this page showed)
+                      "inferred_label", "inferred_after", "inferred_source", "inferred_confidence", "inferred_evidence",
                       "family",
                       "family_position", "is_latest_version", "copy_of", "lineage_note", "subject", "template_siblings"]
     readonly_fields = ["workspace", "path", "format", "content_hash", "size_bytes", *lineage_fields, "status", "error",

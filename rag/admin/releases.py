@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from rag.dedup import contradictions_prune
-from rag.lineage import parse_version, version_key, workspace_releases_infer
+from rag.releases import parse_version, version_key, workspace_releases_infer
 from rag.models import Release
 
 

@@ -16,7 +16,8 @@ from django.conf import settings
 from django.db.models import Q
 
 from rag.facts import fact_differences
-from rag.lineage import different_releases_of_a_series, series_of, version_key
+from rag.lineage import different_releases_of_a_series
+from rag.releases import series_of, version_key
 from rag.models import Chunk, Contradiction, DocumentSibling
 
 

@@ -35,12 +35,12 @@ from django.utils import timezone
 from rag.dedup.contradictions import contradictions_prune, contradictions_raise, near_pairs, subjects_apart
 from rag.dedup.neighbours import member_edges, neighbours, search_plan
 from rag.lineage import (
-    calendar_rebuild,
+    LineageEvidence,
     document_lineage_evidence,
     document_lineage_update,
     workspace_lineage_rebuild,
-    workspace_releases_infer,
 )
+from rag.releases import calendar_rebuild, workspace_releases_infer
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.retrieval import pair_similarities
 from rag.unionfind import UnionFind
@@ -267,7 +267,8 @@ def document_merge(*, document_id: int) -> MergeStats:
         chunk_ids = _active_chunk_ids(document_id)
         plan = search_plan(workspace_id)
         candidates = neighbours(workspace_id, chunk_ids, plan) if chunk_ids else []
-        evidence = document_lineage_evidence(document_id=document_id, neighbour_pairs=candidates)
+        evidence: LineageEvidence | None = document_lineage_evidence(document_id=document_id,
+                                                                     neighbour_pairs=candidates)
     with transaction.atomic():
         _lock_workspace(workspace_id, timeout_seconds=settings.MERGE_LOCK_TIMEOUT_SECONDS)
         # Read again under the lock: a re-index that committed meanwhile has replaced the chunks.

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, timezone
-from email.utils import parsedate_to_datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta, timezone
 
+from rag.dates import as_utc, parse_loose_date
 from rag.ingest.parsers import ParsedDocument
 
 # AsciiDoc attributes and reST docinfo belong in the document header; a date set far
@@ -83,64 +82,6 @@ def parse_pdf_date(raw: str) -> datetime | None:
     return value.astimezone(UTC)
 
 
-# Written-out dates people put in frontmatter and AsciiDoc headers. Slash dates other than
-# year-first are left out on purpose: 03/04/2025 means different days on either side of
-# the Atlantic, and a wrong date is worse than falling back to the next source.
-_DATE_FORMATS = (
-    "%Y/%m/%d",
-    "%Y.%m.%d",
-    "%d.%m.%Y",
-    "%B %d, %Y",
-    "%b %d, %Y",
-    "%B %d %Y",
-    "%b %d %Y",
-    "%d %B %Y",
-    "%d %b %Y",
-    "%d %B, %Y",
-    "%d %b, %Y",
-    "%B %Y",
-    "%b %Y",
-    "%Y-%m-%d %H:%M",
-    "%Y-%m-%d %H:%M:%S",
-)
-_ORDINAL_SUFFIX = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b", re.IGNORECASE)
-_WEEKDAY_PREFIX = re.compile(r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+", re.IGNORECASE)
-
-
-def parse_loose_date(value: Any) -> datetime | None:
-    """A date typed by a person (YAML date, ISO string, "March 14, 2025", ...) in UTC, or None.
-
-    A date without a time is midnight UTC; a time without an offset is taken as UTC.
-    """
-    if isinstance(value, datetime):
-        return _as_utc(value)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = " ".join(value.split())
-    try:
-        return _as_utc(datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text))
-    except ValueError:
-        pass
-    cleaned = _ORDINAL_SUFFIX.sub("", _WEEKDAY_PREFIX.sub("", text))
-    for date_format in _DATE_FORMATS:
-        try:
-            return _as_utc(datetime.strptime(cleaned, date_format))
-        except ValueError:
-            continue
-    try:  # RFC 2822, as mail and feed tools write it: "Fri, 14 Mar 2025 09:30:00 +0200"
-        return _as_utc(parsedate_to_datetime(text))
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
-def _as_utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
 def resolve_doc_date(parsed: ParsedDocument, mtime: float | None, *, mtime_source: str = "mtime") -> DocDate:
     """The best date for a document and where it came from; unparsable sources are skipped.
 
@@ -189,8 +130,8 @@ def _template_date(parsed: ParsedDocument, value: datetime) -> bool:
     time, the upload) wins over it. A date its maker set is kept, and so is any date in a package without
     time stamps (Word, LibreOffice), where nothing says it is wrong."""
     written = parsed.office_dates.get("package_written")
-    return (_as_utc(value) in LIBRARY_TEMPLATE_DATES and isinstance(written, datetime)
-            and _as_utc(value) < _as_utc(written) - _PACKAGE_STAMP_SLACK)
+    return (as_utc(value) in LIBRARY_TEMPLATE_DATES and isinstance(written, datetime)
+            and as_utc(value) < as_utc(written) - _PACKAGE_STAMP_SLACK)
 
 
 def _header_date(parsed: ParsedDocument, name: str) -> datetime | None:

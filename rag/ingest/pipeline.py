@@ -23,7 +23,6 @@ from rag.embeddings import embed_with_cache, encoder_model, get_encoder, text_ha
 from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
-from rag.ingest.series import series_metadata
 from rag.ingest.parsers import (
     Attachment,
     ParseError,
@@ -34,7 +33,7 @@ from rag.ingest.parsers import (
     no_progress,
     parse_document,
 )
-from rag.lineage import VersionLabel, extract_version_label, parse_version, version_key
+from rag.releases import VersionLabel, extract_version_label, parse_version, series_metadata, version_key
 from rag.models import Chunk, DocType, Document
 from rag.retrieval import chunk_identifiers
 from rag.storage import content_hash, source_read
@@ -209,6 +208,7 @@ def _index_bytes(
         document.tags = parsed.tags
         document.entities = parsed.entities
         document.metadata = {**_json_metadata(parsed.metadata), **series_metadata(parsed)}
+        document.inferred_release_forget()  # placed again after the merge, from what the file says now
         document.parent_id = parent_id
         document.status = Document.Status.INDEXED
         document.error = ""

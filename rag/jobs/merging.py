@@ -7,7 +7,7 @@ from django.db import transaction
 from rag.dedup import MergeStats, contradictions_prune, document_merge
 from rag.jobs.lifecycle import job_items_merged
 from rag.jobs.queue import merge_send
-from rag.lineage import calendar_update, workspace_releases_infer
+from rag.releases import calendar_update, workspace_releases_infer
 
 
 def document_merge_settle(*, document_id: int) -> MergeStats:

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import connection
 
 from rag.facts import fact_differences
-from rag.lineage.labels import strip_versions, version_stem_key
+from rag.releases import strip_versions, version_stem_key
 from rag.lineage.subjects import Blank, opening_lines, template_blanks
 from rag.models import Chunk, Document
 

@@ -34,7 +34,7 @@ from django.db.models import Q
 
 from rag.lineage.evidence import Member, VectorCache, load_members, pair_evidence, relation_strength
 from rag.lineage.grouping import Relation, copies_of, date_rank, group_documents, pair_key, version_order
-from rag.lineage.versions import version_key
+from rag.releases import version_key
 from rag.lineage.siblings import SiblingPair, sibling_pair, siblings_store, subjects_refresh, workspace_siblings_replace
 from rag.lineage.supersession import chunks_current, chunks_supersede
 from rag.models import Chunk, Document, DocumentFamily, DocumentRelation

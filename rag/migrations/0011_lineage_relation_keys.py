@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from rag.lineage.labels import strip_versions, version_stem_key
+from rag.releases import strip_versions, version_stem_key
 
 
 def fill_keys(apps, schema_editor):

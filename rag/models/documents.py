@@ -115,6 +115,22 @@ class Document(models.Model):
     subject = models.CharField(max_length=300, blank=True, db_default="",
                                help_text="Whom its template was filled in for (a customer, a hire, a product, a "
                                          "country), where lineage found siblings of it (rag.lineage.subjects).")
+    # The release inference placed an unlabelled document in (rag.releases.inference): columns, so search and scope
+    # read it as they read version_label. An empty inferred_source: none inferred.
+    inferred_label = models.CharField(max_length=100, blank=True, db_default="",
+                                      help_text='The release inferred for it ("2.2.28", or a line "3.2"); empty where '
+                                                "it is only known to be newer than inferred_after.")
+    inferred_after = models.CharField(max_length=100, blank=True, db_default="",
+                                      help_text="The release it is known to be newer than, where none is named.")
+    inferred_line = models.CharField(max_length=100, blank=True, db_default="",
+                                     help_text="The inferred release's line (3.2 for 3.2.1).")
+    inferred_series = models.CharField(max_length=200, blank=True, db_default="",
+                                       help_text="The series (project) it documents, where known.")
+    inferred_source = models.CharField(max_length=30, blank=True, db_default="",
+                                       help_text="How its release was inferred; empty: not inferred.")
+    inferred_confidence = models.FloatField(null=True, blank=True, help_text="How far to trust the inferred release, "
+                                                                               "0 to 1.")
+    inferred_evidence = models.TextField(blank=True, db_default="", help_text="What its release was inferred from.")
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="attachments",
                                help_text="The mail message this document was attached to.")
     indexed_at = models.DateTimeField(null=True, blank=True)
@@ -143,12 +159,20 @@ class Document(models.Model):
 
     @property
     def inferred_release(self) -> dict:
-        """The release an unlabelled document was found to belong to (rag.lineage.release_inference), or {}."""
-        release = (self.metadata or {}).get("release") or {}
-        if self.version_label or not (release.get("label") or release.get("after")):
+        """The release an unlabelled document was found to belong to (rag.releases.inference), or {}."""
+        if self.version_label or not (self.inferred_label or self.inferred_after):
             return {}
-        return {**release, "label": release.get("label") or f"newer than {release['after']}",
-                "source_label": RELEASE_SOURCE_LABELS.get(release.get("source", ""), release.get("source"))}
+        release = {"label": self.inferred_label or f"newer than {self.inferred_after}", "line": self.inferred_line,
+                   "series": self.inferred_series, "source": self.inferred_source,
+                   "confidence": self.inferred_confidence, "evidence": self.inferred_evidence,
+                   "source_label": RELEASE_SOURCE_LABELS.get(self.inferred_source, self.inferred_source)}
+        return {**release, "after": self.inferred_after} if self.inferred_after else release
+
+    def inferred_release_forget(self) -> None:
+        """No inferred release until inference runs again (a re-index reads the file anew, as if new)."""
+        self.inferred_label = self.inferred_after = self.inferred_line = self.inferred_series = ""
+        self.inferred_source = self.inferred_evidence = ""
+        self.inferred_confidence = None
 
     @property
     def inferred_release_label(self) -> str:
@@ -165,6 +189,7 @@ class Document(models.Model):
             models.Index(fields=["workspace", "archived", "doc_date"]),
             models.Index(fields=["workspace", "title_key"], name="document_title_key"),
             models.Index(fields=["workspace", "path_key"], name="document_path_key"),
+            models.Index(fields=["workspace", "inferred_label"], name="document_inferred_label"),
             GinIndex(fields=["tags"], name="document_tags_gin"),
             GinIndex(fields=["entities"], name="document_entities_gin"),
         ]

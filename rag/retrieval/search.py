@@ -43,7 +43,7 @@ from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, supersede_conflicts
 from rag.retrieval.details import attach_details, option_gate
-from rag.lineage import calendar_read_once, newest_release_pages, release_label, release_labels
+from rag.releases import VersionPlan, calendar_read_once, newest_release_pages, release_label, release_labels
 from rag.models import Chunk
 from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
@@ -60,7 +60,6 @@ from rag.retrieval.ranking import (
 from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet, interleaved
 from rag.retrieval.subjects import demote_other_subjects, different_subjects, subjects_named, workspace_subjects
 from rag.retrieval.versions import (
-    VersionPlan,
     newest_release_first,
     past_release_notes_demoted,
     scoped_options,

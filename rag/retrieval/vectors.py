@@ -228,7 +228,8 @@ def hydrate(
         SELECT c.id, c.document_id, c.text, c.heading_path, c.chunk_index, c.total_chunks, d.path, d.title,
                d.doc_date, d.doc_type, d.source_type, d.archived, d.family_id, d.version_label, d.is_latest_version,
                c.lineage, c.superseded_by_id, newer_document.version_label, {similarity} {record_select}, c.page,
-               d.subject, COALESCE(NULLIF(d.version_label, ''), d.metadata->'release'->>'label'),
+               d.subject,
+               COALESCE(NULLIF(d.version_label, ''), CASE WHEN d.inferred_source <> '' THEN d.inferred_label END),
                CASE WHEN d.metadata->'release_entries'->0->>'how' = 'title'
                     THEN d.metadata->'release_entries'->0->>'version' END,
                d.metadata->'release_entries'->0->>'series', w.candidate

@@ -11,136 +11,32 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from packaging.version import Version
 
-from rag.lineage import (
-    QueryLineage,
-    analyse_query,
-    documents_as_of,
-    documents_as_of_each,
+from rag.releases import (
+    VersionPlan,
     parse_version,
     release_calendar,
     release_calendar_entries,
+    release_plan,
     release_window,
     series_label,
     version_in_series,
     version_key,
-    workspace_version_labels,
 )
 from rag.retrieval import vectors
 from rag.retrieval.options import SearchOptions
 
 
-# A question that names a version, a date or a change has a digit or one of these words; any other
-# question is about the present, and the workspace's labels need not be read for it.
-_MAY_NAME_A_TIME = re.compile(r"\d|chang|new|differ|since|before|as of|remov|deprecat|introduc|added|compar|latest"
-                              r"|recent|last|final|current|lts|long.term", re.I)
-# A question about the newest release itself ("what's new in the latest release", "the last 4.2 patch", "the current
-# LTS"): answered by the page of the newest release by version order, never by file date.
-_LATEST_RELEASE = re.compile(r"\b(?:latest|newest|most\s+recent|current|last|final)\b(?:\W+[\w.]+){0,3}?\W+"
-                             r"(?:release|version|patch|bugfix|lts|long[- ]term)", re.I)
-_LONG_TERM = re.compile(r"\blts\b|long[- ]term[- ]support", re.I)
-# Questions that ask for the history a release's own notes tell: those keep every release's notes at their rank.
-_ASKS_HISTORY = re.compile(r"\b(?:new|chang\w*|added|removed|deprecat\w*|introduced|release\s+notes?|changelog|"
-                           r"history|fix(?:es|ed)?|upgrad\w*)\b", re.I)
-
-
-@dataclass(frozen=True)
-class VersionPlan:
-    """What the question asks of time; `scopes` are (label, document ids) to search, one per side."""
-
-    query: str  # the text to search with: the question without its version or date wording
-    mode: str  # "present" | "as_of" | "change"
-    as_of_version: str = ""
-    as_of_date: datetime | None = None
-    change: tuple[str, str] | None = None  # (old label, new label)
-    scopes: tuple[tuple[str, frozenset[int]], ...] = ()
-    analysis: QueryLineage | None = None
-    latest: str = ""  # "latest" | "line" | "lts" where the question asks for the newest release itself
-    history: bool = False  # it asks what changed or what is new: old releases' notes are not the past then
-
-    @property
-    def newest_release_line(self) -> str:
-        return self.as_of_version if self.latest == "line" else ""
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "as_of_version": self.as_of_version or None,
-            "as_of_date": self.as_of_date.isoformat() if self.as_of_date else None,
-            "change": list(self.change) if self.change else None,
-            "latest": self.latest or None,
-            "query": self.query,
-            # What a change question is about ("rate limit"), for the answer to quote each side's statement of it.
-            "topic": self.analysis.change.topic if self.mode == "change" and self.analysis and self.analysis.change
-            else "",
-        }
-
-
 def version_plan(query: str, options: SearchOptions) -> VersionPlan:
-    """Explicit options first (`as_of_version`, `as_of_date`), then what the question itself says."""
-    plan = _version_plan(query, options)
-    if not (options.analyse_query and options.version_aware):
-        return plan
-    latest = ""
-    if _LONG_TERM.search(query) and not plan.as_of_version:
-        latest = "lts"
-    elif _LATEST_RELEASE.search(query):
-        latest = "line" if plan.mode == "as_of" and plan.as_of_version else "latest" if plan.mode == "present" else ""
-    return replace(plan, latest=latest, history=bool(latest or plan.change or _ASKS_HISTORY.search(query)))
-
-
-def _version_plan(query: str, options: SearchOptions) -> VersionPlan:
-    workspace_id = options.workspace_id
-    if options.as_of_version or options.as_of_date:
-        return _as_of(query, workspace_id, options.as_of_version, options.as_of_date, None)
-    if not (options.analyse_query and options.version_aware) or not _MAY_NAME_A_TIME.search(query):
-        return VersionPlan(query=query, mode="present")
-    labels = workspace_version_labels(workspace_id=workspace_id)
-    analysis = analyse_query(query, known_labels=labels)
-    text = analysis.text.strip() or query
-    change = analysis.change
-    if change is not None and change.latest and change.old is None and change.new is None:
-        change = None  # "what's new in the latest release": the present, found by recency
-    if change is not None and labels:
-        sides = _change_sides(change.old, change.new, labels)
-        if sides is not None:
-            old, new = sides
-            current = documents_as_of_each(workspace_id=workspace_id, versions=(new, old))
-            scopes = tuple((label, frozenset(current[label])) for label in (new, old))
-            return VersionPlan(query=text, mode="change", change=(old, new), scopes=scopes, analysis=analysis)
-    if analysis.versions or analysis.as_of_date:
-        version = analysis.versions[-1] if analysis.versions else ""
-        return _as_of(text, workspace_id, version, analysis.as_of_date, analysis)
-    return VersionPlan(query=query, mode="present", analysis=analysis)
-
-
-def _as_of(query: str, workspace_id: int, version: str, date: datetime | None,
-           analysis: QueryLineage | None) -> VersionPlan:
-    documents = frozenset(documents_as_of(workspace_id=workspace_id, version=version, date=date))
-    return VersionPlan(query=query, mode="as_of", as_of_version=version, as_of_date=date,
-                       scopes=((version, documents),), analysis=analysis)
-
-
-def _change_sides(old: str | None, new: str | None, labels: list[str]) -> tuple[str, str] | None:
-    """Fill in a missing side: no new side is the latest release, no old side the release before the new one."""
-    ordered = sorted(labels, key=lambda label: parse_version(label) or parse_version("0"))
-    if new is None:
-        new = ordered[-1]
-    if old is None:
-        before = [label for label in ordered if (parse_version(label) or 0) < (parse_version(new) or 0)]
-        if not before:
-            return None
-        old = before[-1]
-    if parse_version(old) and parse_version(new) and parse_version(old) > parse_version(new):
-        old, new = new, old
-    return (old, new) if old != new else None
+    """What the question asks of time under these options: their explicit bounds first, then its own words."""
+    return release_plan(query, workspace_id=options.workspace_id, as_of_version=options.as_of_version,
+                        as_of_date=options.as_of_date, analyse=options.analyse_query and options.version_aware)
 
 
 def scoped_options(options: SearchOptions, documents: frozenset[int], *, version: str = "",

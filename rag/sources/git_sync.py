@@ -24,7 +24,7 @@ from dulwich.repo import Repo
 
 from rag.documents import documents_archive, documents_unarchive
 from rag.jobs import index_send, job_finish_if_done, merge_after_commit
-from rag.lineage import parse_version, version_key
+from rag.releases import parse_version, version_key
 from rag.models import Document, IndexingJob, IndexingJobItem, Source, SourceFile
 from rag.sources.git import (
     GitSourceError, blob_read, commit_date, fast_forward, location_shown, refs_read, repository_open, tree_files,

@@ -1,4 +1,4 @@
-"""`{{ document|release_of:releases }}`: a document's version as its release is shown (rag.lineage.releases)."""
+"""`{{ document|release_of:releases }}`: a document's version as its release is shown (rag.releases.display)."""
 
 from __future__ import annotations
 

@@ -23,9 +23,10 @@ def test_a_label_read_off_the_hex_prefix_is_a_hash_label_and_a_release_notes_nam
 
 def test_the_assigned_release_is_the_label_else_the_inferred_release() -> None:
     labelled = SimpleNamespace(version_label="2.2.28", version_source="title", metadata={})
-    inferred = SimpleNamespace(version_label="", version_source="", metadata={"release": {
-        "label": "3.2", "source": "release_notes", "confidence": 0.75}})
-    neither = SimpleNamespace(version_label="", version_source="", metadata={"release": {"label": "", "after": "3.2"}})
+    inferred = SimpleNamespace(version_label="", version_source="", inferred_label="3.2", inferred_source="release_notes",
+                               inferred_confidence=0.75)
+    neither = SimpleNamespace(version_label="", version_source="", inferred_label="", inferred_after="3.2",
+                              inferred_source="", inferred_confidence=None)
     assert assigned_release(labelled) == ("2.2.28", "title", 1.0)
     assert assigned_release(inferred) == ("3.2", "release_notes", 0.75)
     assert assigned_release(neither) == ("", "", None)

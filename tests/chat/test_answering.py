@@ -9,7 +9,7 @@ import pytest
 from chat.answering import answer, answer_stream, cited_numbers, compose_extractive, llm_citations
 from chat.prompts import llm_messages
 from rag.dedup.merge import contradiction_resolve, workspace_merge
-from rag.lineage import version_key
+from rag.releases import version_key
 from rag.models import Chunk, Contradiction, Document
 from chat.search import search_for_chat
 from rag.sentences import split_sentences

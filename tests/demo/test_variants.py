@@ -19,9 +19,10 @@ from demo.variants.naming import (
     office_created,
 )
 from demo.variants.series import Expected, expected_release, label_matches, release_written
-from rag.ingest.dates import DocDate, parse_loose_date, resolve_doc_date
+from rag.dates import parse_loose_date
+from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.parsers import parse_document
-from rag.lineage.labels import extract_version_label
+from rag.releases.labels import extract_version_label
 
 RELEASE_NOTES = b"""\
 ===========================

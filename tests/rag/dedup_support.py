@@ -7,7 +7,7 @@ from datetime import datetime, UTC
 
 from django.db.models import Count
 
-from rag.lineage import version_key
+from rag.releases import version_key
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Document, Workspace
 from tests.rag.factories import ChunkFactory, DocumentFactory
 

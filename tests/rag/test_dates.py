@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
-from rag.ingest.dates import DocDate, parse_loose_date, parse_pdf_date, resolve_doc_date
+from rag.dates import parse_loose_date
+from rag.ingest.dates import DocDate, parse_pdf_date, resolve_doc_date
 from rag.ingest.parsers import ParsedDocument, Section, parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"

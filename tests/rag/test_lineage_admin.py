@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from rag.lineage.families import family_refresh
-from rag.lineage import version_key
+from rag.releases import version_key
 from rag.models import Chunk, Document, DocumentFamily
 from tests.factories import WorkspaceFactory
 from tests.rag.factories import ChunkFactory, DocumentFactory
@@ -235,7 +235,7 @@ def test_staff_date_and_hide_releases_in_the_calendar(staff_client, staff_user):
     version that is none."""
     from datetime import date
 
-    from rag.lineage import release_calendar_entries
+    from rag.releases import release_calendar_entries
     from rag.models import Release
 
     workspace = WorkspaceFactory()

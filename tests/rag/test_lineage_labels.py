@@ -13,7 +13,7 @@ import pytest
 from packaging.version import Version
 
 from rag.ingest.parsers import parse_document
-from rag.lineage.labels import (
+from rag.releases.labels import (
     VersionLabel,
     extract_version_label,
     path_version_stem,
@@ -21,7 +21,7 @@ from rag.lineage.labels import (
     text_versions,
     version_stem_key,
 )
-from rag.lineage.versions import parse_version, version_key, within_version
+from rag.releases.order import parse_version, version_key, within_version
 
 DEMO = Path(__file__).parents[2] / "demo"
 

@@ -12,7 +12,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from devkit.query_oracle import ORACLE_WORKSPACES, oracle_results
-from rag.lineage.query import ChangeQuestion, analyse_query
+from rag.releases.questions import ChangeQuestion, analyse_query
 
 KNOWN = ["2.0", "2.1", "3.0"]
 NOW = datetime(2025, 12, 1, 12, 0, tzinfo=UTC)

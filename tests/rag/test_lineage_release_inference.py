@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from rag.ingest import parse_document
-from rag.ingest.series import release_entries, releases_mentioned
-from rag.lineage.calendar import calendar_read_once, calendar_update, release_calendar, release_calendar_entries
-from rag.lineage.release_inference import workspace_releases_infer
-from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.releases.series_pages import release_entries, releases_mentioned
+from rag.releases.calendar import calendar_read_once, calendar_update, release_calendar, release_calendar_entries
+from rag.releases.inference import workspace_releases_infer
+from rag.releases.scope import documents_as_of, workspace_version_labels
 from rag.models import Document, DocumentFamily, Release
 from tests.rag.retrieval_helpers import add_document
 
@@ -135,7 +135,8 @@ def test_two_releases_flattened_into_one_folder_are_told_apart_and_placed_exactl
 
     counts = workspace_releases_infer(workspace_id=workspace.pk)
 
-    stored = {pk: (release or {}).get("label") for pk, release in Document.objects.values_list("pk", "metadata__release")}
+    stored = {pk: label if source else None
+              for pk, label, source in Document.objects.values_list("pk", "inferred_label", "inferred_source")}
     assert {stored[d.pk] for name, d in old.items() if name != "notes"} == {"2.2.28"}
     assert {stored[d.pk] for name, d in new.items() if name != "notes"} == {"3.2.25"}
     assert stored[email.pk] is None  # outside any series: no release
@@ -166,8 +167,8 @@ def test_a_later_export_that_names_no_newer_release_is_only_newer_than_the_earli
     workspace_releases_infer(workspace_id=workspace.pk)
 
     newer = Document.objects.get(pk=made["3.0"][0].pk)
-    assert newer.metadata["release"]["after"] == "2.3" and newer.inferred_release["label"] == "newer than 2.3"
-    assert Document.objects.get(pk=made["2.3"][0].pk).metadata["release"]["label"] == "2.3"
+    assert newer.inferred_after == "2.3" and newer.inferred_release["label"] == "newer than 2.3"
+    assert Document.objects.get(pk=made["2.3"][0].pk).inferred_label == "2.3"
     at_23 = documents_as_of(workspace_id=workspace.pk, version="2.3")
     assert {d.pk for d in made["2.3"]} <= at_23 and not at_23 & {d.pk for d in made["3.0"]}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chat.models import Conversation
-from rag.lineage import version_key
-from rag.lineage.releases import release_labels
+from rag.releases import version_key
+from rag.releases.display import release_labels
 from rag.retrieval import SearchOptions, search
 from rag.selectors import version_labels
 from tests.rag.retrieval_helpers import add_document

@@ -8,10 +8,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from rag.lineage.calendar import calendar_update, release_calendar, series_end
+from rag.releases.calendar import calendar_update, release_calendar, series_end
 from rag.lineage.evidence import Member
 from rag.lineage.grouping import version_order
-from rag.lineage.scope import documents_as_of, documents_as_of_each, workspace_version_labels
+from rag.releases.scope import documents_as_of, documents_as_of_each, workspace_version_labels
 from rag.models import DocumentFamily
 from tests.rag.retrieval_helpers import add_document
 

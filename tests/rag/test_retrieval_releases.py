@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from rag.lineage.calendar import calendar_update
+from rag.releases.calendar import calendar_update
 from rag.retrieval import search
 from tests.rag.retrieval_helpers import add_document, options
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.lineage.scope import documents_as_of, workspace_version_labels
+from rag.releases.scope import documents_as_of, workspace_version_labels
 from rag.models import Document, IndexingJobItem, Source, SourceFile
 from rag.sources.services import SourceError, source_add, source_sync
 from tests.rag.source_support import GitRepo, encoded, sync_here

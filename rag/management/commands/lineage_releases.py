@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rag.lineage import calendar_rebuild, workspace_releases_infer
+from rag.releases import calendar_rebuild, workspace_releases_infer
 from rag.models import Workspace
 
 

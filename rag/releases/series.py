@@ -7,7 +7,7 @@ release wherever it was shipped: the 1.8 notes inside the 5.2 documentation spea
 release and, before the version, the series ("Django"); a version named in passing in a sentence ("requires
 PostgreSQL 12", "... 3.8.9 (released ...)") is never one of the series'.
 
-Pure text work: the pipeline reads a page's own release here (with its date, rag.ingest.series), lineage and
+Pure text work: the pipeline reads a page's own release here (with its date, rag.releases.series_pages), lineage and
 search read what was stored.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.lineage.versions import parse_version
+from rag.releases.order import parse_version
 
 # Words that make a title a page written once per release.
 SERIES_TITLE = re.compile(

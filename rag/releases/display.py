@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from django.db.models import Count
 
-from rag.lineage.versions import version_key
+from rag.releases.order import version_key
 from rag.models import Document
 
 

@@ -6,8 +6,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
-from rag.lineage.calendar import release_calendar, series_end, series_label
-from rag.lineage.versions import parse_version, version_key, within_version
+from rag.releases.calendar import release_calendar, series_end, series_label
+from rag.releases.order import parse_version, version_key, within_version
 from rag.models import Document, Source, SourceFile
 
 
@@ -17,8 +17,8 @@ def workspace_version_labels(*, workspace_id: int) -> list[str]:
     labels = set(Document.objects.filter(workspace_id=workspace_id, archived=False).exclude(version_label="")
                  .order_by().values_list("version_label", flat=True).distinct())
     labels |= {label for label in Document.objects.filter(workspace_id=workspace_id, archived=False,
-                                                           version_label="", metadata__has_key="release")
-               .order_by().values_list("metadata__release__label", flat=True).distinct() if label}
+                                                           version_label="").exclude(inferred_source="")
+               .order_by().values_list("inferred_label", flat=True).distinct() if label}
     labels |= {str(version) for version, _date in release_calendar(workspace_id=workspace_id)}
     labels |= {str(parse_version(tag)) for tag in _git_tags(workspace_id) if parse_version(tag) is not None}
     return sorted(labels, key=lambda label: (version_key(label) or "", label))
@@ -39,7 +39,7 @@ def documents_as_of_each(*, workspace_id: int, versions: Sequence[str]) -> dict[
 def _scope_rows(workspace_id: int) -> list[tuple]:
     return list(Document.objects.filter(workspace_id=workspace_id, archived=False, status=Document.Status.INDEXED)
                 .values_list("pk", "family_id", "family_position", "version_label", "doc_date", "copy_of_id", "path",
-                             "metadata__release__label", "metadata__release__after"))
+                             "inferred_label", "inferred_after"))
 
 
 def _current_then(rows: list[tuple], *, workspace_id: int, version: str, date: datetime | None) -> set[int]:

@@ -19,8 +19,8 @@ from django.utils import timezone
 from packaging.version import Version
 
 from rag.dates import MONTH_NAMES, midnight, phrase_period
-from rag.lineage.labels import VersionMention, text_versions
-from rag.lineage.versions import parse_version, version_in_series
+from rag.releases.labels import VersionMention, text_versions
+from rag.releases.order import parse_version, version_in_series
 
 __all__ = ["ChangeQuestion", "QueryLineage", "analyse_query"]
 

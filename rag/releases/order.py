@@ -85,3 +85,12 @@ def version_in_series(version: Version, series: Version) -> bool:
         return False
     prefix = series.release
     return len(version.release) > len(prefix) and version.release[: len(prefix)] == prefix
+
+
+def of_release(label: str, release: str) -> bool:
+    """True when `label` speaks for `release` itself or one of its patch releases ("2.1.2" of "2.1", "3.0.0" of
+    "3.0"): a passage of the release a question asks about. Labels that are no version compare as written."""
+    version, asked = parse_version(label), parse_version(release)
+    if version is None or asked is None:
+        return label == release or label.startswith(release + ".")
+    return version == asked or version_in_series(version, asked)

@@ -1,10 +1,10 @@
-"""The releases a series page speaks for, with the date it states for each (rag.lineage.series reads the titles).
+"""The releases a series page speaks for, with the date it states for each (rag.releases.series reads the titles).
 
 A release-notes page names its release in its title and states its date in its first lines, in whatever form its
 project writes ("*April 11, 2022*", "Released 2023-09-30", "Release 7.4.7 (released Jul 20, 2024)", ":release-date:
 2024-01-01"); a changelog names each release in a heading and dates it there or right under it. Only those places
 count: a date further down is about something else. Stored with the document (metadata["release_entries"]), they
-are the workspace's release calendar (rag.lineage.calendar).
+are the workspace's release calendar (rag.releases.calendar).
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from rag.dates import MONTH_NAMES
-from rag.ingest.dates import parse_loose_date
-from rag.ingest.parsers import ParsedDocument
-from rag.lineage import SERIES_TITLE, heading_release, mentioned_releases, series_of
+from typing import TYPE_CHECKING
+
+from rag.dates import MONTH_NAMES, parse_loose_date
+from rag.releases.series import SERIES_TITLE, heading_release, mentioned_releases, series_of
+
+if TYPE_CHECKING:  # what a parser hands over; releases sit below ingest and never load it
+    from rag.ingest.parsers import ParsedDocument
 
 NAMES_KEPT = 12  # the capitalised words a page uses most: enough to tell which project's docs it is
 FIRST_LINES_CHARACTERS = 300  # where a page states its own release's date: under its title, before its text
@@ -73,7 +76,7 @@ _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b", re.M)
 
 def frequent_names(parsed: ParsedDocument) -> dict[str, int]:
     """The capitalised words a page uses most, sentence starts aside ("Django": 41): which series it documents
-    (rag.lineage.release_inference), where its folder holds several projects' docs."""
+    (rag.releases.inference), where its folder holds several projects' docs."""
     counted: dict[str, int] = {}
     for section in parsed.sections:
         for word in _NAME_WORD.findall(section.text):

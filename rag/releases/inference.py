@@ -12,12 +12,12 @@ Each export (or part of one) is then placed by its own evidence, strongest first
   heading) is the release the export documents, exactly ("2.2.28"): the docs of a release ship no newer notes;
 - the newest "New in X" / "Changed in X" it mentions: the release is at least the X line;
 - its labelled files ("3.2" in a frontmatter): their unlabelled neighbours are of their release;
-- its newest date against the release calendar (rag.lineage.calendar): the first release of its series at or
+- its newest date against the release calendar (rag.releases.calendar): the first release of its series at or
   after it, when something else ties it to the series.
 
 A document outside any series (an e-mail about a room, a spreadsheet of quotas) gets no release. The inference is
-stored in `Document.metadata["release"]` ({label, line, series, source, confidence, evidence}); the document's own
-`version_label` stays what its file or a person said, and scope (rag.lineage.scope) reads this where it has none.
+stored in the Document.inferred_* columns (label, line, series, source, confidence, evidence, after); the
+document's own `version_label` stays what its file or a person said, and scope (rag.releases.scope) reads this where it has none.
 It runs for the workspace once a job's last merge is done (rag.jobs.merging), and by `manage.py lineage_releases`.
 """
 
@@ -34,8 +34,8 @@ from django.conf import settings
 from django.db import connection
 from packaging.version import Version
 
-from rag.lineage.calendar import CalendarEntry, release_calendar_entries, series_label
-from rag.lineage.versions import parse_version
+from rag.releases.calendar import CalendarEntry, release_calendar_entries, series_label
+from rag.releases.order import parse_version
 from rag.models import Document, IndexingJobItem
 
 _NO_DATE = datetime.min.replace(tzinfo=UTC)
@@ -69,16 +69,18 @@ class _Row:
     date_source: str
     family_id: int | None
     release: dict | None
-    entries: list[dict]  # the series releases the page speaks for (rag.ingest.series)
+    entries: list[dict]  # the series releases the page speaks for (rag.releases.series_pages)
     mentioned: list[str]  # "New in X" (any format) and reST's version directives
     names: dict[str, int]  # capitalised words it uses most: which series it documents
     job_id: int | None
     series: str = ""
 
 
+# Document.inferred_<name>: the stored release (ReleaseGuess.stored), one column each.
+_COLUMNS = ("label", "line", "series", "source", "confidence", "evidence", "after")
 _ROWS_SQL = (
-    f"SELECT d.id, d.path, d.format, d.version_label, d.doc_date, d.date_source, d.family_id, d.metadata->'release', "
-    f"d.metadata->'release_entries', d.metadata->'releases_mentioned', d.metadata->'version_directives', "
+    f"SELECT d.id, d.path, d.format, d.version_label, d.doc_date, d.date_source, d.family_id, "
+    f"{', '.join(f'd.inferred_{name}' for name in _COLUMNS)}, d.metadata->'release_entries', d.metadata->'releases_mentioned', d.metadata->'version_directives', "
     f"d.metadata->'names', (SELECT max(i.job_id) FROM {IndexingJobItem._meta.db_table} i WHERE i.document_id = d.id) "
     f"FROM {Document._meta.db_table} d WHERE d.workspace_id = %s AND NOT d.archived AND d.status = 'indexed'"
 )
@@ -93,9 +95,10 @@ def _rows(workspace_id: int) -> list[_Row]:
         cursor.execute(_ROWS_SQL, [workspace_id])
         fetched = cursor.fetchall()
     rows = []
-    for pk, path, fmt, label, doc_date, source, family, release, entries, mentioned, directives, names, job in fetched:
+    for pk, path, fmt, label, doc_date, source, family, *found in fetched:
+        stored, (entries, mentioned, directives, names, job) = found[:len(_COLUMNS)], found[len(_COLUMNS):]
         directives = [entry.get("version", "") for entry in _json(directives) or [] if isinstance(entry, dict)]
-        rows.append(_Row(pk, path, fmt, label, doc_date, source, family, _json(release) or None,
+        rows.append(_Row(pk, path, fmt, label, doc_date, source, family, _stored_release(stored),
                          _json(entries) or [], [*(_json(mentioned) or []), *directives], _json(names) or {}, job))
     return rows
 
@@ -260,19 +263,24 @@ def _after_older_members(rows: list[_Row], guesses: dict[int, ReleaseGuess]) -> 
     return placed
 
 
+def _stored_release(columns: list) -> dict | None:
+    """The release the columns hold, as ReleaseGuess.stored gives it; None where none was inferred."""
+    release = dict(zip(_COLUMNS, columns, strict=True))
+    if not release["source"]:
+        return None
+    after = release.pop("after")
+    return {**release, "after": after} if after else release
+
+
 def _store(changes: dict[int, dict | None]) -> int:
     """Write the inferred releases (None removes one); one statement per distinct value."""
-    by_value: dict[str, list[int]] = defaultdict(list)
+    by_value: dict[tuple, list[int]] = defaultdict(list)
     for pk, value in changes.items():
-        by_value[json.dumps(value, sort_keys=True)].append(pk)
-    with connection.cursor() as cursor:
-        for value, pks in by_value.items():
-            if value == "null":
-                cursor.execute(f"UPDATE {Document._meta.db_table} SET metadata = metadata - 'release' "
-                               "WHERE id = ANY(%s)", [sorted(pks)])
-            else:
-                cursor.execute(f"UPDATE {Document._meta.db_table} SET metadata = jsonb_set(COALESCE(metadata, "
-                               "'{}'::jsonb), '{release}', %s::jsonb) WHERE id = ANY(%s)", [value, sorted(pks)])
+        release = value or {}
+        by_value[tuple(release.get(name, None if name == "confidence" else "") for name in _COLUMNS)].append(pk)
+    for values, pks in by_value.items():
+        Document.objects.filter(pk__in=sorted(pks)).update(
+            **{f"inferred_{name}": column for name, column in zip(_COLUMNS, values, strict=True)})
     return len(changes)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from rag.lineage.versions import parse_version, version_key
+from rag.releases.order import parse_version, version_key
 
 __all__ = [
     "VERSION_SOURCES",

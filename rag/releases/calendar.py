@@ -2,7 +2,7 @@
 
 Most documentation carries no version label of its own (a page of the 6.2 docs says nothing of 6.2), but a
 series' pages date every release: a release-notes page names its release in its title and its date under it, a
-changelog names each release in a heading (rag.lineage.series, rag.ingest.series). Those entries, stored with
+changelog names each release in a heading (rag.releases.series, rag.releases.series_pages). Those entries, stored with
 their pages, are the calendar; a page's own date stands in for an entry that states none. Staff see it in the
 admin (releases, their dates, where each came from) and correct it there: a staff row dates a release or hides
 one read by mistake, and outranks what the pages say.
@@ -26,7 +26,7 @@ from functools import lru_cache
 from django.db.models import Q
 from packaging.version import Version
 
-from rag.lineage.versions import parse_version, version_in_series, version_key
+from rag.releases.order import parse_version, version_in_series, version_key
 from rag.models import Chunk, Document, Release
 
 
