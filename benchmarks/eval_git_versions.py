@@ -17,7 +17,7 @@ source of a fresh workspace with an empty embedding cache and syncs it in this p
   question when both releases' statements are among the results. Version accuracy: the share of
   right answers (target >= 0.90).
 
-Own DATA_DIR: var/bench/git-versions. Exit 1 when a target is missed.
+Own DATA_DIR: var/bench/git-versions; the repository beside it, var/bench/git-versions-repo. Exit 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ sys.path.insert(0, str(ROOT / "demo" / "real"))
 from build_corpus import sdist_extract, sdist_fetch  # noqa: E402
 
 DATA_DIR = ROOT / "var" / "bench" / "git-versions"
+# Beside DATA_DIR, never inside it: a source may not read Docent's own data folder.
+REPO = DATA_DIR.with_name("git-versions-repo")
 SDISTS = ROOT / "var" / "real-corpus" / "sdists"
 RELEASES = {"5.3": "5.3.0", "6.2": "6.2.1", "7.2": "7.2.6", "7.4": "7.4.7", "8.1": "8.1.3"}
 QUESTIONS = Path(__file__).with_name("git_version_questions.json")
@@ -148,6 +150,7 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="ask the questions of the last run's index")
     args = parser.parse_args()
     os.environ.setdefault("DATA_DIR", str(DATA_DIR))
+    os.environ.setdefault("SOURCE_FOLDER_ROOTS", str(REPO))  # the repository it syncs
     django_setup(encoder=args.encoder)
     from django.db.models import Count
 
@@ -165,11 +168,11 @@ def main() -> int:
     if args.reuse:
         workspace = Workspace.objects.get(slug=SLUG)
         return 0 if questions_ask(questions, workspace.sources.get(), workspace) >= ACCURACY_TARGET else 1
-    repository_build(DATA_DIR / "repo", releases)
+    repository_build(REPO, releases)
     Workspace.objects.filter(slug=SLUG).delete()
     EmbeddingCache.objects.filter(model_name=get_encoder().name).delete()  # every chunk counted, none cached
     workspace = Workspace.objects.create(slug=SLUG, name="Git versions")
-    source = source_add(workspace=workspace, name="sphinx-docs", kind="git", location=str(DATA_DIR / "repo"),
+    source = source_add(workspace=workspace, name="sphinx-docs", kind="git", location=str(REPO),
                         every_minutes=0)
     job = sync_here(source.pk)
     encoded = sum(job.items.values_list("encoded_count", flat=True))
