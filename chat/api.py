@@ -15,52 +15,21 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.pagination import paginate
-from pydantic import model_validator
 
 from chat import services
-from chat.forms import DATE_CHOICES
 from chat.models import Conversation, Message
+from chat.options import ConversationOptions
 from chat.selectors import conversation_get, conversation_list
-from rag.api import ApiError, BadInput, api_base_url, api_workspace
-from rag.retrieval import DOC_TYPE_MODES, MAX_VERSION_LABEL, chunk_url_path
+from rag.api import ApiError, api_base_url, api_workspace
+from rag.retrieval import chunk_url_path
 
 router = Router(tags=["answers"])
 REFUSALS = {400: ApiError, 401: ApiError, 403: ApiError, 404: ApiError, 429: ApiError}
 
 
-class AnswerOptions(Schema):
-    """What an answer searches, as the chat's options panel sets it."""
-
-    dedup: bool = Field(True, description="hide duplicate passages")
-    include_archived: bool = False
-    provenance: bool = Field(False, description="list every version of a cited record (Writer Pro)")
-    date: Literal[tuple(choice for choice, _label in DATE_CHOICES)] = "any"
-    after: dt.date | None = Field(None, description="with date=after: documents dated on or after")
-    doc_type: str = Field("", max_length=50, description="a document type's slug")
-    doc_type_mode: Literal[DOC_TYPE_MODES] = Field("boost", description="prefer the type, or only it")
-    as_of_version: str = Field("", max_length=MAX_VERSION_LABEL, description="answer as of this release")
-    as_of_date: dt.date | None = Field(None, description="answer as of this date (the whole day counts)")
-
-    @model_validator(mode="after")
-    def _consistent(self) -> AnswerOptions:
-        if self.date == "after" and not self.after:
-            raise BadInput("after", "pick the date to search after (date=after)")
-        if self.as_of_version and self.as_of_date:
-            raise BadInput("as_of_date", "answer as of a version or as of a date, not both")
-        return self
-
-    def stored(self) -> dict[str, Any]:
-        """As the chat stores a conversation's options ("as of" only when chosen)."""
-        data = self.model_dump(exclude={"as_of_version", "as_of_date"})
-        data["after"] = self.after.isoformat() if self.after else ""
-        if self.as_of_version:
-            data["as_of_version"] = self.as_of_version
-        if self.as_of_date:
-            data["as_of_date"] = self.as_of_date.isoformat()
-        return data
-
-
-class Workspaced(AnswerOptions):
+# The body's options are a conversation's (chat.options: their defaults and rules), so the API asks what the
+# panel asks; pydantic's errors name the field, and config.api answers them with a 400 that says which.
+class Workspaced(ConversationOptions):
     workspace: str = Field("", description="a workspace's slug (default: the session's, else your first)")
 
 
@@ -195,7 +164,7 @@ def _ask(request: HttpRequest, conversation: Conversation, question: str) -> dic
 def answer_create(request: HttpRequest, payload: AnswerIn) -> dict[str, Any]:
     """Answer one question from a workspace's documents, with citations (kept as a new conversation)."""
     workspace = api_workspace(request, payload.workspace.strip())
-    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload.stored())
+    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload)
     return _ask(request, conversation, payload.question)
 
 
@@ -211,7 +180,7 @@ def conversations(request: HttpRequest, workspace: str = "") -> QuerySet[Convers
 def conversation_create(request: HttpRequest, payload: Workspaced) -> Status[Conversation]:
     """A new conversation with these options; ask in it with POST /conversations/{id}/messages."""
     workspace = api_workspace(request, payload.workspace.strip())
-    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload.stored())
+    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload)
     return Status(201, conversation)
 
 

@@ -1,21 +1,18 @@
 from __future__ import annotations
 
 from django import forms
+from pydantic import ValidationError
 
+from chat.options import DATES, ConversationOptions
 from rag.releases import version_key
+from rag.retrieval import DOC_TYPE_MODES
 
-DATE_CHOICES = [
-    ("any", "Any time"),
-    ("last_7_days", "Last 7 days"),
-    ("this_month", "This month"),
-    ("this_year", "This year"),
-    ("after", "After a date"),
-]
-
-DOC_TYPE_MODES = [
-    ("boost", "Prefer this type"),
-    ("filter", "Only this type"),
-]
+# ConversationOptions' rules, by the field each names, as the panel says them to a person (the API's wording
+# names its parameters).
+_RULES_SAID = {
+    "after": "Pick the date to search after.",
+    "as_of_date": "Answer as of a version or as of a date, not both.",
+}
 
 
 class AskForm(forms.Form):
@@ -26,10 +23,10 @@ class SearchOptionsForm(forms.Form):
     dedup = forms.BooleanField(required=False, label="Hide duplicate passages")
     include_archived = forms.BooleanField(required=False, label="Include archived documents")
     provenance = forms.BooleanField(required=False, label="Show provenance")
-    date = forms.ChoiceField(choices=DATE_CHOICES, initial="any", label="Dates")
+    date = forms.ChoiceField(choices=list(DATES.items()), initial="any", label="Dates")
     after = forms.DateField(required=False, label="After", widget=forms.DateInput(attrs={"type": "date"}))
     doc_type = forms.CharField(required=False, max_length=50, label="Document type")
-    doc_type_mode = forms.ChoiceField(choices=DOC_TYPE_MODES, required=False, initial="boost", label="Use the type to")
+    doc_type_mode = forms.ChoiceField(choices=list(DOC_TYPE_MODES.items()), required=False, initial="boost", label="Use the type to")
     as_of_date = forms.DateField(required=False, label="Or as of a date",
                                  widget=forms.DateInput(attrs={"type": "date"}))
 
@@ -56,24 +53,19 @@ class SearchOptionsForm(forms.Form):
             self.fields[name].disabled = True
 
     def clean(self) -> dict:
+        """The fields' own checks are Django's; the rules between them are ConversationOptions'."""
         data = super().clean()
-        if data.get("date") == "after" and not data.get("after"):
-            self.add_error("after", "Pick the date to search after.")
-        if data.get("as_of_version") and data.get("as_of_date"):
-            self.add_error("as_of_date", "Answer as of a version or as of a date, not both.")
+        chosen = {name: value for name, value in data.items() if value not in ("", None)}
+        chosen["doc_type_mode"] = data.get("doc_type_mode") or "boost"
+        try:
+            self.options = ConversationOptions.model_validate(chosen)
+        except ValidationError as exc:
+            for error in exc.errors():
+                field = str(error["loc"][0]) if error["loc"] else None
+                rule = error["type"] == "value_error" and _RULES_SAID.get(field or "")
+                self.add_error(field, rule or error["msg"])
         return data
 
-    def as_options(self) -> dict:
-        data = self.cleaned_data
-        return {
-            "dedup": data["dedup"],
-            "include_archived": data["include_archived"],
-            "provenance": data["provenance"],
-            "date": data["date"],
-            "after": data["after"].isoformat() if data.get("after") else "",
-            "doc_type": data["doc_type"],
-            "doc_type_mode": data.get("doc_type_mode") or "boost",
-            # Only when chosen: a conversation without them answers from the latest versions.
-            **({"as_of_version": data["as_of_version"]} if data.get("as_of_version") else {}),
-            **({"as_of_date": data["as_of_date"].isoformat()} if data.get("as_of_date") else {}),
-        }
+    def as_options(self) -> ConversationOptions:
+        """The options chosen (only after `is_valid()`)."""
+        return self.options

@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from chat.options import ConversationOptions
 from rag.models import Workspace
 
 
 def default_search_options() -> dict:
-    return {"dedup": True, "include_archived": False, "provenance": False, "date": "any", "after": "", "doc_type": "",
-            "doc_type_mode": "boost"}
+    """The product's options as stored JSON (the migrations name this function as the fields' default)."""
+    return ConversationOptions().as_json()
 
 
 class Conversation(models.Model):

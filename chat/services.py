@@ -13,7 +13,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from chat import answering
-from chat.models import Conversation, Message, SearchDefaults, default_search_options
+from chat.models import Conversation, Message, SearchDefaults
+from chat.options import ConversationOptions
 from rag.jobs import task_send
 
 logger = logging.getLogger(__name__)
@@ -29,32 +30,26 @@ QUEUED_TOO_LONG_NOTICE = "Every answer worker was busy until the deadline passed
 ANSWER_TASK = "chat.tasks.answer_generate"
 
 
-def conversation_create(*, user, workspace, options: dict | None = None) -> Conversation:
+def conversation_create(*, user, workspace, options: ConversationOptions | None = None) -> Conversation:
     """A new conversation starts from `options` when given (the API's), else the user's chosen defaults,
     else the product's; never from whatever the previous conversation happened to filter on."""
     if options is None:
         saved = SearchDefaults.objects.filter(user=user, workspace=workspace).first()
-        options = saved.search_options if saved else {}
-    return Conversation.objects.create(user=user, workspace=workspace,
-                                       search_options={**default_search_options(), **options})
+        options = ConversationOptions.read(saved.search_options if saved else {})
+    return Conversation.objects.create(user=user, workspace=workspace, search_options=options.as_json())
 
 
-def conversation_options_update(*, conversation: Conversation, options: dict) -> Conversation:
-    conversation.search_options = {**default_search_options(), **options}
+def conversation_options_update(*, conversation: Conversation, options: ConversationOptions) -> Conversation:
+    conversation.search_options = options.as_json()
     conversation.save(update_fields=["search_options", "updated_at"])
     return conversation
 
 
-# "As of" a version or date answers one conversation's question about the past; a default would
-# quietly date every new conversation.
-_NOT_DEFAULTS = ("as_of_version", "as_of_date")
-
-
 def search_defaults_save(*, conversation: Conversation) -> SearchDefaults:
     """Make this conversation's options where the user's next conversations start."""
-    options = {key: value for key, value in conversation.search_options.items() if key not in _NOT_DEFAULTS}
+    options = ConversationOptions.read(conversation.search_options).as_defaults()
     defaults, _ = SearchDefaults.objects.update_or_create(
-        user=conversation.user, workspace=conversation.workspace, defaults={"search_options": options},
+        user=conversation.user, workspace=conversation.workspace, defaults={"search_options": options.as_json()},
     )
     return defaults
 

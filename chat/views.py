@@ -11,7 +11,8 @@ from django_htmx.http import reswap, retarget
 from chat import services
 from chat.answering import llm_configured
 from chat.forms import AskForm, SearchOptionsForm
-from chat.models import Message, default_search_options
+from chat.models import Message
+from chat.options import ConversationOptions
 from chat.selectors import conversation_get, conversation_list, conversation_sidebar
 from chat.streams import stream_slot_take
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION
@@ -29,7 +30,7 @@ def _options_form(conversation, data=None) -> SearchOptionsForm:
     # Deduplication is every plan's; provenance is Writer Pro's.
     provenance = has_feature(conversation.workspace_id, PROVENANCE)
     return SearchOptionsForm(
-        data, initial={**default_search_options(), **conversation.search_options}, doc_types=_doc_type_choices(),
+        data, initial=ConversationOptions.read(conversation.search_options).as_json(), doc_types=_doc_type_choices(),
         version_labels=version_labels(workspace=conversation.workspace), locked=() if provenance else ("provenance",),
     )
 

@@ -4,7 +4,8 @@ Query analysis below retrieval, lineage and dedup, which all import it (it impor
 `parse_date_phrase` reads a date filter ("last 7 days", "this month", "since 2024") as a [start, end)
 range; `phrase_period` reads the looser phrases found inside questions ("as of 1 March 2025", "last
 month"); `MONTH_NAMES` is the month-name alternation for patterns that find dates in text; `parse_loose_date`
-reads one date a person typed ("March 14, 2025", a YAML date, an ISO string) in UTC.
+reads one date a person typed ("March 14, 2025", a YAML date, an ISO string) in UTC; `NAMED_PERIODS` names the
+filters a form offers by key.
 
 A phrase is read in the server's TIME_ZONE, so "this month" starts at local
 midnight of the first; the bounds come back timezone-aware. `end` is exclusive
@@ -55,6 +56,9 @@ MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 HELP = ('try "today", "yesterday", "last 7 days", "past 2 weeks", "last 3 months", "this week", "this month", '
         '"this year", "last month", "last year", "since 2024", "since March 2024", "since 2024-03-01", "in 2024", '
         '"before 2024"')
+
+# Date filters offered by name (chat's options panel and its API): the key, and the phrase it means.
+NAMED_PERIODS = {"last_7_days": "last 7 days", "this_month": "this month", "this_year": "this year"}
 
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "thirty": 30}

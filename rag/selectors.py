@@ -13,7 +13,6 @@ from rag.releases import release_labels, workspace_version_labels
 from rag.models import (
     CanonicalRecord,
     Chunk,
-    ChunkVariant,
     Contradiction,
     Document,
     DocumentSibling,
@@ -150,8 +149,8 @@ def workspace_release_labels(*, workspace_id: int) -> list[str]:
 def chunks_other_versions(*, chunks: Iterable[tuple[int, int | None, str]]) -> dict[int, list[Chunk]]:
     """chunk id -> the other versions of its statement, documents loaded, for (chunk id, record id, text) of
     many chunks in a fixed number of queries: the older passages of its family it supersedes, the newer one that
-    replaced it and its pending contradictions, in active documents; else the members of its canonical record
-    whose text differs. Only chunks of the asked chunks' workspace (a subquery, not a round trip).
+    replaced it and its pending contradictions, in active documents; else the variants of its canonical record
+    (rag.records) whose text differs, most similar first. Only chunks of the asked chunks' workspace.
 
     Read by chat's extractive answers, which name the disagreeing versions beside the one they quote.
     """
@@ -161,28 +160,37 @@ def chunks_other_versions(*, chunks: Iterable[tuple[int, int | None, str]]) -> d
     pairs = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
         Q(chunk_a_id__in=ids) | Q(chunk_b_id__in=ids)
     ).values_list("chunk_a_id", "chunk_b_id")
-    # A change between versions is not a contradiction: lineage records it as supersession.
-    superseded = Chunk.objects.filter(Q(superseded_by_id__in=ids) | Q(pk__in=ids, superseded_by__isnull=False)) \
-        .values_list("pk", "superseded_by_id")
+    # A change between versions is not a contradiction: lineage records it as supersession. The asked chunks'
+    # own rows come too, for their workspace.
+    rows = list(Chunk.objects.filter(Q(superseded_by_id__in=ids) | Q(pk__in=ids))
+                .values_list("pk", "superseded_by_id", "document__workspace_id"))
+    superseded = [(pk, newer) for pk, newer, _ in rows if newer is not None]
+    workspaces = {workspace_id for pk, _, workspace_id in rows if pk in ids}
     for a, b in [*pairs, *superseded]:
         if a in ids:
             partners[a].add(b)
         if b in ids:
             partners[b].add(a)
-    workspaces = Chunk.objects.filter(pk__in=ids).values("document__workspace_id")
-    in_scope = Chunk.objects.filter(document__archived=False, document__workspace_id__in=workspaces)
+    # The members of the asked chunks' records, read before the chunks so that one query loads them all.
+    record_ids = {record_id for record_id, _ in asked.values() if record_id}
+    members = {record_id: member for workspace_id in (workspaces if record_ids else ())
+               for record_id, member in record_members(record_ids=record_ids, workspace_id=workspace_id).items()}
+    variants = {record_id: sorted((m for m in record_rows if m.role == "variant"), key=lambda m: -(m.similarity or 0))
+                for record_id, record_rows in members.items()}
     wanted = set().union(*partners.values())
-    loaded = list(in_scope.filter(pk__in=wanted).select_related("document")) if wanted else []
-    found = {chunk_id: [chunk for chunk in loaded if chunk.pk in partners[chunk_id]] for chunk_id in ids}
-    # Chunks with no other version found: the members of their canonical record.
-    records = {chunk_id: asked[chunk_id][0] for chunk_id in ids if not found[chunk_id] and asked[chunk_id][0]}
-    if records:
-        variants = list(ChunkVariant.objects.filter(record_id__in=set(records.values()),
-                                                    chunk__document__workspace_id__in=workspaces)
-                        .select_related("chunk__document"))
-        for chunk_id, record_id in records.items():
-            text = asked[chunk_id][1].strip()
-            found[chunk_id] = [v.chunk for v in variants if v.record_id == record_id and v.chunk.text.strip() != text]
+    # Other versions in active documents; a record's variants wherever they are (an archived one says it too).
+    loaded = list(Chunk.objects.filter(document__workspace_id__in=workspaces).filter(
+        Q(pk__in=wanted, document__archived=False)
+        | Q(pk__in=[m.chunk_id for record_rows in variants.values() for m in record_rows])
+    ).select_related("document")) if wanted or variants else []
+    found = {chunk_id: [chunk for chunk in loaded if chunk.pk in partners[chunk_id] and not chunk.document.archived]
+             for chunk_id in ids}
+    by_pk = {chunk.pk: chunk for chunk in loaded}
+    for chunk_id in ids:
+        record_id, text = asked[chunk_id]
+        if not found[chunk_id] and record_id in variants:
+            found[chunk_id] = [by_pk[m.chunk_id] for m in variants[record_id]
+                               if m.chunk_id in by_pk and by_pk[m.chunk_id].text.strip() != text.strip()]
     return found
 
 

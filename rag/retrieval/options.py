@@ -23,7 +23,8 @@ from rag.dates import DatePhraseError, DateRange, parse_date_phrase
 MODES = ("hybrid", "semantic", "lexical")
 MATCH_MODES = ("any", "all")
 RECENCY_MODES = ("auto", "on", "off")
-DOC_TYPE_MODES = ("boost", "filter")  # what a chosen doc type does: rank it higher, or keep only it
+# What a chosen doc type does, as an options panel says it: rank it higher, or keep only it.
+DOC_TYPE_MODES = {"boost": "Prefer this type", "filter": "Only this type"}
 MAX_TOP_K = 100
 MAX_CANDIDATE_POOL = 1000
 MAX_VERSION_LABEL = 50  # Document.version_label's length
@@ -238,7 +239,7 @@ class SearchParams(BaseModel):
     only_doc_type: Words = Field([], description="only documents of these types")
     doc_type: Words = Field([], description="boost these types instead of the guessed one (doc_type_mode=boost), "
                                             "or keep only them (filter)")
-    doc_type_mode: Literal[DOC_TYPE_MODES] = "boost"
+    doc_type_mode: Literal[tuple(DOC_TYPE_MODES)] = "boost"
     include_archived: bool = False
     include_variants: bool = Field(False, description="show older versions beside their canonical record")
     dedup: bool = Field(True, description="collapse near-duplicates from different documents")

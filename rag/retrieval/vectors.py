@@ -35,6 +35,7 @@ from django.db import connection, transaction
 from psycopg import ClientCursor
 
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
+from rag.records import record_members_sql
 from rag.retrieval.filters import Scope
 
 CHUNK = Chunk._meta.db_table
@@ -256,14 +257,15 @@ def record_stats(chunks: Sequence[tuple[int, int | None]]) -> dict[int, tuple[in
     """
     if not chunks:
         return {}
+    # The record's members as rag.records defines them, read per result inside this one statement.
+    members = record_members_sql("rec.id = m.record_id")
     sql = f"""
         SELECT m.chunk_id,
-               (SELECT count(*) FROM {VARIANT} vv WHERE vv.record_id = m.record_id),
+               (SELECT count(*) FROM ({members}) variant WHERE variant.role = 'variant'),
                EXISTS (
                    SELECT 1 FROM (
                        SELECT m.chunk_id AS id
-                       UNION ALL SELECT r.canonical_chunk_id FROM {RECORD} r WHERE r.id = m.record_id
-                       UNION ALL SELECT vv.chunk_id FROM {VARIANT} vv WHERE vv.record_id = m.record_id
+                       UNION ALL SELECT own.chunk_id FROM ({members}) own
                    ) member
                    WHERE EXISTS (SELECT 1 FROM {CONTRADICTION} x
                                  WHERE x.chunk_a_id = member.id AND x.status = 'pending')

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from chat.models import Conversation, SearchDefaults, default_search_options
+from chat.options import DATES, ConversationOptions
 from chat.selectors import conversation_sidebar
+from rag.dates import NAMED_PERIODS, parse_date_phrase
+from rag.retrieval import SearchOptionError
 
 pytestmark = pytest.mark.django_db
 
@@ -132,3 +136,33 @@ def test_only_this_type_with_automatic_says_it_needs_a_type(logged_in_client, wo
     panel = logged_in_client.post(f"/chat/{conversation.pk}/options/", {"date": "any", "doc_type": "api",
                                                                          "doc_type_mode": "filter"}, HTTP_HX_REQUEST="true")
     assert "needs a type" not in panel.content.decode()
+
+
+def test_the_options_schema_stores_reads_back_and_fills_the_defaults():
+    chosen = ConversationOptions(date="after", after="2025-01-01", as_of_version="3.0")
+    assert ConversationOptions.read(chosen.as_json()) == chosen
+    assert ConversationOptions().as_json() == default_search_options()
+    assert "as_of_version" not in chosen.as_defaults().as_json() and chosen.as_defaults().after == chosen.after
+    assert ConversationOptions.read({"after": "", "colour": "blue"}) == ConversationOptions()  # old or odd rows
+
+
+@pytest.mark.parametrize(("chosen", "field"), [
+    ({"date": "after"}, "after"),
+    ({"as_of_version": "3.0", "as_of_date": "2025-03-15"}, "as_of_date"),
+])
+def test_the_options_rules_name_their_field_and_hold_where_options_are_chosen(chosen, field):
+    with pytest.raises(ValidationError) as refused:
+        ConversationOptions.model_validate(chosen)
+    assert [error["loc"] for error in refused.value.errors()] == [(field,)]
+    ConversationOptions.read(chosen)  # stored ones are searched as they say
+
+
+def test_a_stored_option_of_the_wrong_type_is_a_search_option_error():
+    with pytest.raises(SearchOptionError, match="^after: "):
+        ConversationOptions.read({"date": "after", "after": "someday"})
+
+
+def test_every_named_date_choice_is_a_period_rag_reads():
+    named = [key for key in DATES if key not in ("any", "after")]
+    assert named == list(NAMED_PERIODS)
+    assert all(parse_date_phrase(NAMED_PERIODS[key]).start for key in named)

@@ -8,8 +8,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from rag.models import Contradiction
-from rag.retrieval import SearchFilters, search
+from rag.models import ChunkVariant, Contradiction
+from rag.records import record_members
+from rag.retrieval import SearchFilters, search, vectors
+from rag.selectors import chunks_other_versions
+from tests.factories import WorkspaceFactory
 from tests.rag.retrieval_helpers import add_document, chunk_of, license_workspace, make_record, options
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
 
@@ -172,3 +175,19 @@ def test_the_older_side_of_a_pending_contradiction_gives_way_to_the_newer(worksp
 
     both = search(question, options(workspace, top_k=5, respect_canonicals=False))
     assert {"/ops/runbook-2.1.md", "/ops/guide-3.0.md"} <= set(paths(both))
+
+
+def test_a_records_members_are_the_same_for_search_its_counts_and_the_answers(workspace, versions):
+    """rag.records is the one reader: the members search shows, the count record_stats gives, the versions an
+    answer names beside the one it quotes (a record's variants whose text differs, most similar first)."""
+    record, v1, v2, v3 = versions
+    ChunkVariant.objects.filter(chunk=chunk_of(v1)).update(similarity=0.99)
+    members = record_members(record_ids=[record.pk], workspace_id=workspace.pk)[record.pk]
+    assert [(m.role, m.path) for m in members] == [
+        ("canonical", "/v3/limits.md"), ("variant", "/v2/limits.md"), ("variant", "/v1/limits.md")]
+    shown = chunk_of(v3)
+    assert vectors.record_stats([(shown.pk, record.pk), (chunk_of(v1).pk, None)]) == {
+        shown.pk: (2, False), chunk_of(v1).pk: (0, False)}
+    others = chunks_other_versions(chunks=[(shown.pk, record.pk, shown.text)])[shown.pk]
+    assert [c.document.path for c in others] == ["/v1/limits.md", "/v2/limits.md"]
+    assert record_members(record_ids=[record.pk], workspace_id=WorkspaceFactory().pk) == {}
