@@ -145,7 +145,7 @@ def real_chunks(folders: list[Path], cache: Path) -> dict:
         return json.loads(cache.read_text())
     from config import settings  # the chunk sizes `make run` indexes with, whether or not Django is set up
     from rag.ingest.chunking import chunk_document
-    from rag.ingest.parsers import parse_document
+    from rag.parsers import parse_document
 
     seen: set[str] = set()
     chunks: list[list[str]] = []

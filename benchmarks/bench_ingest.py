@@ -428,7 +428,7 @@ def offline_chunks(folder: Path) -> list[str]:
     from django.conf import settings
 
     from rag.ingest.chunking import chunk_document
-    from rag.ingest.parsers import parse_document
+    from rag.parsers import parse_document
 
     texts = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from rag.ingest.parsers import ParsedDocument
+from rag.parsers import ParsedDocument
 
 # AsciiDoc attributes and reST docinfo belong in the document header; a date set far
 # below is more likely an example in the text than the document's own date.

@@ -24,7 +24,7 @@ from rag.ingest.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
 from rag.ingest.series import series_metadata
-from rag.ingest.parsers import (
+from rag.parsers import (
     Attachment,
     ParseError,
     ParseLimits,

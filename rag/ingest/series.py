@@ -14,7 +14,7 @@ from datetime import datetime
 
 from rag.dates import MONTH_NAMES
 from rag.ingest.dates import parse_loose_date
-from rag.ingest.parsers import ParsedDocument
+from rag.parsers import ParsedDocument
 from rag.lineage import SERIES_TITLE, heading_release, mentioned_releases, series_of
 
 NAMES_KEPT = 12  # the capitalised words a page uses most: enough to tell which project's docs it is

@@ -20,7 +20,7 @@ from demo.variants.naming import (
 )
 from demo.variants.series import Expected, expected_release, label_matches, release_written
 from rag.ingest.dates import DocDate, parse_loose_date, resolve_doc_date
-from rag.ingest.parsers import parse_document
+from rag.parsers import parse_document
 from rag.lineage.labels import extract_version_label
 
 RELEASE_NOTES = b"""\

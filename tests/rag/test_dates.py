@@ -10,7 +10,7 @@ import pytest
 from fpdf import FPDF
 
 from rag.ingest.dates import DocDate, parse_loose_date, parse_pdf_date, resolve_doc_date
-from rag.ingest.parsers import ParsedDocument, Section, parse_document
+from rag.parsers import ParsedDocument, Section, parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO = Path(__file__).parents[2] / "demo"
