@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.ingest.chunking import ChunkDraft, chunk_document
+from rag.chunking import ChunkDraft, chunk_document
 from rag.parsers import ParsedDocument, Section, parse_document
 from rag.sentences import sentence_spans
 

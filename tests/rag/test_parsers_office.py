@@ -14,7 +14,7 @@ import msoffcrypto
 import pptx
 import pytest
 
-from rag.ingest.chunking import chunk_document
+from rag.chunking import chunk_document
 from rag.ingest.dates import resolve_doc_date
 from rag.parsers import ParseError, ParseLimits, parse_document, zip_entry_count
 from rag.lineage.labels import extract_version_label
