@@ -144,8 +144,8 @@ def real_chunks(folders: list[Path], cache: Path) -> dict:
     if cache.exists():
         return json.loads(cache.read_text())
     from config import settings  # the chunk sizes `make run` indexes with, whether or not Django is set up
-    from rag.ingest.chunking import chunk_document
-    from rag.ingest.parsers import parse_document
+    from rag.chunking import chunk_document
+    from rag.parsers import parse_document
 
     seen: set[str] = set()
     chunks: list[list[str]] = []
@@ -198,7 +198,7 @@ def encoded_rows(texts: list[str], folder: Path, *, upto: int, seconds: float | 
         if seconds is not None and time.monotonic() - started > seconds:
             return start
         if encoder is None:
-            from rag.embeddings import OnnxEncoder
+            from rag.encoders import OnnxEncoder
 
             encoder = OnnxEncoder(batch_size=32, cache_dir=folder.parent / "models")
         vectors = np.asarray(encoder.encode(texts[start:start + SHARD]), dtype=np.float32)
@@ -236,7 +236,7 @@ def main() -> int:
     if args.encode:
         vectors = args.out.parent / "docs-vectors"
         if not (vectors / "queries.npy").exists():
-            from rag.embeddings import OnnxEncoder
+            from rag.encoders import OnnxEncoder
 
             encoder = OnnxEncoder(batch_size=32, cache_dir=args.out.parent / "models")
             vectors.mkdir(parents=True, exist_ok=True)

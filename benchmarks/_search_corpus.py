@@ -163,7 +163,7 @@ def corpus_texts(folders: list[Path], count: int, queries: int, cache_dir: Path)
 def real_encoder(cache_dir: Path):  # noqa: ANN201 - an Encoder
     """all-MiniLM-L6-v2's ONNX export, as web processes run it; in a smoke run the hashing encoder stands in
     (no model to load or export: only that the benchmark runs through is checked there)."""
-    from rag.embeddings import HashingEncoder, OnnxEncoder
+    from rag.encoders import HashingEncoder, OnnxEncoder
 
     return HashingEncoder() if SMOKE else OnnxEncoder(batch_size=32, cache_dir=cache_dir / "models")
 

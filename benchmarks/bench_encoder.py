@@ -139,20 +139,20 @@ def _quantize_every_linear_per_tensor(model) -> None:
 
 def run_variant(variant: str, count: int, batch_size: int, rounds: int, vectors_path: str) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from rag.embeddings import SentenceTransformerEncoder
+    from rag.encoders import SentenceTransformerEncoder
 
     options, corpus = VARIANTS[variant]
     texts = build_corpus(corpus, count)
 
     started = time.perf_counter()
     if SMOKE:  # the hashing encoder stands in for every variant: the run goes through, no model is loaded
-        from rag.embeddings import HashingEncoder
+        from rag.encoders import HashingEncoder
 
         encoder = HashingEncoder()
     elif options.get("onnx"):
         # The export is cached under DATA_DIR/models (var/bench): built once, then only loaded.
         os.environ.setdefault("DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "bench"))
-        from rag.embeddings.onnx_runtime import OnnxEncoder
+        from rag.encoders import OnnxEncoder
 
         encoder = OnnxEncoder(batch_size=batch_size, quantized=options.get("quantized", False))
     else:
@@ -168,7 +168,7 @@ def run_variant(variant: str, count: int, batch_size: int, rounds: int, vectors_
     else:  # the same tokenizer file, without loading torch's model (it would count in this variant's RSS)
         from tokenizers import Tokenizer
 
-        from rag.embeddings import minilm_max_tokens, minilm_path
+        from rag.encoders import minilm_max_tokens, minilm_path
 
         tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
         tokenizer.no_truncation()

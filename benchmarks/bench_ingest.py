@@ -122,7 +122,7 @@ def instrument_worker(**_signal) -> None:
 
         setattr(owner, attribute, wrapper)
 
-    from rag.embeddings.onnx_runtime import OnnxEncoder
+    from rag.encoders.onnx_runtime import OnnxEncoder
 
     timed(embeddings.SentenceTransformerEncoder, "encode", "encode", counted=True)
     timed(OnnxEncoder, "encode", "encode", counted=True)
@@ -369,7 +369,7 @@ def bulk_run(folder: Path) -> dict:
     from django.db.models import Sum
 
     from rag import embeddings
-    from rag.embeddings import choice as encoder_choice
+    from rag.encoders import choice as encoder_choice
     from rag.dedup import merge as dedup
     from rag.ingest import pipeline
     from rag.jobs import run
@@ -427,8 +427,8 @@ def offline_chunks(folder: Path) -> list[str]:
     """Chunk texts of every file as the pipeline would cut them, without the database."""
     from django.conf import settings
 
-    from rag.ingest.chunking import chunk_document
-    from rag.ingest.parsers import parse_document
+    from rag.chunking import chunk_document
+    from rag.parsers import parse_document
 
     texts = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):

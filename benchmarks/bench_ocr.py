@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _setup import QUICK, SMOKE, target  # noqa: E402
-from rag.ingest.parsers import parse_document  # noqa: E402
-from rag.ingest.parsers.ocr import ocr_engine  # noqa: E402
+from rag.parsers import parse_document  # noqa: E402
+from rag.parsers.ocr import ocr_engine  # noqa: E402
 from devkit.scans import character_accuracy, damaged_scan  # noqa: E402
 
 TARGET = 0.97

@@ -31,7 +31,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from rag.ingest.parsers import parse_document  # noqa: E402
+from rag.parsers import parse_document  # noqa: E402
 from rag.releases.calendar import series_label  # noqa: E402
 from rag.releases.labels import extract_version_label  # noqa: E402
 from rag.releases.inference import _later_claims, batch_key, batch_release  # noqa: E402

@@ -15,7 +15,6 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 from config.services import services_start
-from rag.embeddings import query_encoder_prepare
 from rag.sentences import sentence_spans
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -57,6 +56,9 @@ def _page_render() -> None:
 def _warm_up() -> None:
     from django.db import connections
     from django.urls import get_resolver
+
+    # import here: rag's modules load Django's models, and this module imports them only once the app is built.
+    from rag.embeddings import query_encoder_prepare
 
     get_resolver().url_patterns  # noqa: B018 - the access imports every view module
     _templates_compile()

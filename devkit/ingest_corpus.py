@@ -119,7 +119,7 @@ class Folder:
 
 def demo_sections() -> list[tuple[str, list[str]]]:
     """(heading, paragraphs) of every top-level demo section, subsections folded into the body."""
-    from rag.ingest.parsers import parse_document
+    from rag.parsers import parse_document
 
     sections: list[tuple[str, list[str]]] = []
     for path in sorted(p for p in DEMO_CORPUS.rglob("*") if p.is_file()):

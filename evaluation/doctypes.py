@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.ingest import ParseError, UnsupportedFormat, doc_type_rules, guess_doc_type, parse_document, section_headings
+from rag.ingest import doc_type_rules, guess_doc_type, section_headings
+from rag.parsers import ParseError, UnsupportedFormat, parse_document
 
 
 @dataclass

@@ -33,7 +33,7 @@ class Comparison:
 
 
 _WORD = re.compile(r"\S+")
-_MAX_OVERLAP_WORDS = 60  # chunks of one section overlap by a few dozen words (rag.ingest.chunking)
+_MAX_OVERLAP_WORDS = 60  # chunks of one section overlap by a few dozen words (rag.chunking)
 
 
 def _section_key(heading_path: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from rag.ingest import ACCEPTED_EXTENSIONS
+from rag.parsers import ACCEPTED_EXTENSIONS
 from rag.models import Document
 from rag.uploads import IncomingFile
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import pysbd
 
-CODE_FENCE = "```"  # the parsers' fence (rag.ingest.parsers._common.CODE_FENCE)
+CODE_FENCE = "```"  # the parsers' fence (rag.parsers._common.CODE_FENCE)
 _PARAGRAPH = re.compile(r"[^\n]+(?:\n(?!\s*\n)[^\n]+)*")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 

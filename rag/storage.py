@@ -5,7 +5,7 @@ or `stored:<name>`, a copy in the storage: DATA_DIR/uploads by default, an S3-co
 so web and workers on different machines read the same bytes. Copies stored before this module were absolute
 paths under MEDIA_ROOT/uploads: they are read as stored copies too, and `manage.py storage migrate` rewrites them.
 
-Parsers take bytes (rag.ingest.parsers), so a worker never needs a local path for a stored copy.
+Parsers take bytes (rag.parsers), so a worker never needs a local path for a stored copy.
 """
 
 from __future__ import annotations

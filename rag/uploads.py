@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from rag.documents import documents_archive, documents_unarchive
-from rag.ingest import UnsupportedFormat, detect_format, zip_entry_count
+from rag.parsers import UnsupportedFormat, detect_format, zip_entry_count
 from rag.jobs import documents_show_paths, index_send, job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.storage import file_hash, file_stat_key, stored_copies_delete, stored_copy_save

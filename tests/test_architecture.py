@@ -209,7 +209,7 @@ def test_the_checks_see_a_circle_and_a_function_import(tmp_path):
 
 
 # Every package is reached through its face: a module outside a package imports what the package's
-# `__init__.py` exports (`rag.lineage`, `rag.retrieval`, `rag.ingest.parsers`), never a module inside it
+# `__init__.py` exports (`rag.lineage`, `rag.retrieval`, `rag.parsers`), never a module inside it
 # (`rag.releases.labels`, `rag.retrieval.vectors`). Inside a package, modules import one another directly.
 # Django finds admin, management commands, migrations and template tags by name: no one imports them.
 

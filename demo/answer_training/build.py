@@ -38,8 +38,8 @@ django.setup()
 from chat.extractive import answer_units, content_words  # noqa: E402
 from chat.questions import values_in  # noqa: E402
 from rag.facts import extract_facts  # noqa: E402
-from rag.ingest.chunking import chunk_document  # noqa: E402
-from rag.ingest.parsers import detect_format, parse_document  # noqa: E402
+from rag.chunking import chunk_document  # noqa: E402
+from rag.parsers import detect_format, parse_document  # noqa: E402
 
 FROZEN = [
     ROOT / "demo" / "ground_truth.json", ROOT / "demo" / "siblings" / "questions.json",

@@ -39,7 +39,7 @@ import pptx
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from rag.ingest.parsers import parse_document  # noqa: E402
+from rag.parsers import parse_document  # noqa: E402
 from devkit.format_files import with_custom_property  # noqa: E402
 from devkit.scans import scanned_page  # noqa: E402
 

@@ -46,7 +46,7 @@ from pptx.util import Pt
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from rag.ingest.parsers import ParsedDocument, ParseError, parse_document  # noqa: E402
+from rag.parsers import ParsedDocument, ParseError, parse_document  # noqa: E402
 from devkit.scans import SYSTEM_FONTS, scanned_page, scanned_pdf  # noqa: E402
 
 PAGE_CHARACTERS = 3000

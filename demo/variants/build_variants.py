@@ -66,7 +66,7 @@ from demo.variants.naming import (  # noqa: E402
 )
 from demo.variants.questions import latest_questions_check, latest_questions_resolve  # noqa: E402
 from demo.variants.series import expected_release, release_written, series_page  # noqa: E402
-from rag.ingest.parsers import ParseError, parse_document  # noqa: E402
+from rag.parsers import ParseError, parse_document  # noqa: E402
 
 VARIANTS = ("frontmatter", "revdate", "mtime", "mixed")
 MIXED_FORMATS = ("md", "adoc", "txt", "docx")

@@ -1,6 +1,6 @@
 """A reST page written again as Markdown, AsciiDoc or Word, the way an export tool would write it.
 
-The page is read by Docent's own parser (`rag.ingest.parsers.parse_document`, as
+The page is read by Docent's own parser (`rag.parsers.parse_document`, as
 demo/real/convert_formats.py does), so headings, paragraphs, code and tables come out as Docent reads
 them, and each is written in the target's own syntax: `#`/`=` headings, fenced or `----` code, pipe or
 `|===` tables, Word heading styles and tables. What the parser drops on the way and a real export keeps
@@ -27,8 +27,8 @@ from pathlib import Path
 import docx
 from docx.shared import Pt
 
-from rag.ingest.parsers import ParsedDocument, Section, parse_document
-from rag.ingest.parsers._common import BlockWriter, table_row_texts
+from rag.parsers import ParsedDocument, Section, parse_document
+from rag.parsers._common import BlockWriter, table_row_texts
 
 CODE_FENCE = "```"
 _TABLE_MARK = re.compile(r"\x00table (\d+)\x00")

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from rag.lineage_edits import LineageEditError
+from rag.admin.edits import LineageEditError
 from rag.models import Chunk, Document, DocumentFamily
 
 

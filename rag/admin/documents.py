@@ -21,7 +21,7 @@ from rag.admin.common import (
     document_cell,
     lineage_edit_report,
 )
-from rag.lineage_edits import (
+from rag.admin.edits import (
     SET_BY_HAND,
     document_date_set,
     document_lineage_automatic,

@@ -1,4 +1,4 @@
-"""Admin: version families, reordered, split and joined by hand (rag.lineage_edits)."""
+"""Admin: version families, reordered, split and joined by hand (rag.admin.edits)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from rag.admin.common import ReadOnlyInline, SourcesInWords, lineage_edit_report
-from rag.lineage_edits import LineageEditError, families_join, family_reorder, family_split
+from rag.admin.edits import LineageEditError, families_join, family_reorder, family_split
 from rag.lineage import documents_leave_families
 from rag.models import Document, DocumentFamily
 

@@ -2,23 +2,21 @@
 search it runs on), `contradictions` (what a reviewer must decide). What two passages disagree on is
 rag/facts.py's.
 
-The face everyone outside the package uses; the merge's names load on first use, because it needs Django's models.
+The face everyone outside the package uses. Importing it loads Django's models: a script sets Django up first.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from rag.dedup.contradictions import contradictions_prune
+from rag.dedup.merge import (
+    CONTRADICTION_ACTIONS,
+    MergeStats,
+    chunks_detach,
+    contradiction_resolve,
+    document_merge,
+    reviews_carry_over,
+    workspace_merge,
+)
 
-_DJANGO_BOUND = {"CONTRADICTION_ACTIONS", "contradictions_prune", "MergeStats", "chunks_detach", "contradiction_resolve", "document_merge",
-               "reviews_carry_over", "workspace_merge"}
-
-__all__ = sorted(_DJANGO_BOUND)
-
-
-def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of merge.py or contradictions.py
-    if name not in _DJANGO_BOUND:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # import here: merge.py reads Django's models, and the face is imported before django.setup() by scripts.
-    from rag.dedup import contradictions, merge
-
-    return getattr(contradictions if name == "contradictions_prune" else merge, name)
+__all__ = ["CONTRADICTION_ACTIONS", "MergeStats", "chunks_detach", "contradiction_resolve", "contradictions_prune",
+           "document_merge", "reviews_carry_over", "workspace_merge"]

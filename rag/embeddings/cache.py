@@ -21,7 +21,7 @@ import numpy as np
 
 from django.core.exceptions import ImproperlyConfigured
 
-from rag.embeddings.choice import Encoder, encoder_model, get_encoder, get_query_encoder
+from rag.encoders import Encoder, encoder_model, get_encoder, get_query_encoder
 from rag.models import Document, EmbeddingCache
 
 PROCESS_CACHE_SIZE = 20000  # sentence vectors kept per process (float32, 384 dims: ~30 MB)

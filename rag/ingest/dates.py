@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
 from rag.dates import as_utc, parse_loose_date
-from rag.ingest.parsers import ParsedDocument
+from rag.parsers import ParsedDocument
 
 # AsciiDoc attributes and reST docinfo belong in the document header; a date set far
 # below is more likely an example in the text than the document's own date.

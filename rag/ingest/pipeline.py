@@ -20,10 +20,10 @@ from django.utils import timezone
 
 from rag.dedup import chunks_detach, reviews_carry_over
 from rag.embeddings import embed_with_cache, encoder_model, get_encoder, text_hash
-from rag.ingest.chunking import ChunkDraft, chunk_document
+from rag.chunking import ChunkDraft, chunk_document
 from rag.ingest.dates import DocDate, resolve_doc_date
 from rag.ingest.doctypes import DocTypeRule, classify_doc_type, section_headings
-from rag.ingest.parsers import (
+from rag.parsers import (
     Attachment,
     ParseError,
     ParseLimits,

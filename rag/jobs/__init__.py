@@ -8,13 +8,10 @@
 - `merging`: the dedup merge that follows indexing, queued or inline;
 - `tasks`: the thin Celery tasks (ids in, a call to the above); only Celery loads them.
 
-The face everyone outside the package uses. The broker's reads load with it (a worker's heartbeat runs
-before Django's apps are ready); the rest loads on first use, because it needs Django's models.
+The face everyone outside the package uses. Importing it loads Django's models: a script sets Django up first.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from rag.jobs.broker import (
     broker_client,
@@ -26,22 +23,19 @@ from rag.jobs.broker import (
     worker_heartbeat_end,
     worker_pools,
 )
+from rag.jobs.lifecycle import documents_show_paths, job_finish_if_done
+from rag.jobs.merging import merge_after_commit
+from rag.jobs.queue import (
+    SYNC_DUE_SOURCES,
+    SYNC_SOURCE,
+    TRANSIENT_ERRORS,
+    index_send,
+    task_send,
+    workspace_merge_send,
+)
+from rag.jobs.run import job_item_run
 
-_DJANGO_BOUND = {
-    "SYNC_DUE_SOURCES": "queue", "SYNC_SOURCE": "queue", "TRANSIENT_ERRORS": "queue", "index_send": "queue",
-    "task_send": "queue", "workspace_merge_send": "queue",
-    "documents_show_paths": "lifecycle", "job_finish_if_done": "lifecycle",
-    "merge_after_commit": "merging", "job_item_run": "run",
-}
-
-__all__ = ["broker_client", "live_workers", "scheduler_heartbeat", "scheduler_heartbeat_end", "scheduler_last_tick",
-           "worker_heartbeat", "worker_heartbeat_end", "worker_pools", *sorted(_DJANGO_BOUND)]
-
-
-def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of one of the modules below
-    if name not in _DJANGO_BOUND:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # import here: these modules read Django's models; the broker's reads must work before the apps are ready.
-    from rag.jobs import lifecycle, merging, queue, run
-
-    return getattr({"queue": queue, "lifecycle": lifecycle, "merging": merging, "run": run}[_DJANGO_BOUND[name]], name)
+__all__ = ["SYNC_DUE_SOURCES", "SYNC_SOURCE", "TRANSIENT_ERRORS", "broker_client", "documents_show_paths",
+           "index_send", "job_finish_if_done", "job_item_run", "live_workers", "merge_after_commit",
+           "scheduler_heartbeat", "scheduler_heartbeat_end", "scheduler_last_tick", "task_send", "worker_heartbeat",
+           "worker_heartbeat_end", "worker_pools", "workspace_merge_send"]

@@ -6,11 +6,12 @@ import logging
 from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
 
-from rag.ingest import Progress, document_index
+from rag.ingest import document_index
 from rag.jobs.lifecycle import documents_show_paths, job_finish_if_done, job_item_claim, job_item_requeue
 from rag.jobs.merging import merge_after_commit
 from rag.jobs.queue import TRANSIENT_ERRORS
 from rag.models import Document, IndexingJobItem
+from rag.parsers import Progress
 from rag.storage import stored_copies_delete
 
 logger = logging.getLogger(__name__)

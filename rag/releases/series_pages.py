@@ -18,7 +18,7 @@ from rag.dates import MONTH_NAMES, parse_loose_date
 from rag.releases.series import SERIES_TITLE, heading_release, mentioned_releases, series_of
 
 if TYPE_CHECKING:  # what a parser hands over; releases sit below ingest and never load it
-    from rag.ingest.parsers import ParsedDocument
+    from rag.parsers import ParsedDocument
 
 NAMES_KEPT = 12  # the capitalised words a page uses most: enough to tell which project's docs it is
 FIRST_LINES_CHARACTERS = 300  # where a page states its own release's date: under its title, before its text

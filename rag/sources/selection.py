@@ -6,7 +6,7 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
-from rag.ingest import UnsupportedFormat, detect_format
+from rag.parsers import UnsupportedFormat, detect_format
 
 
 def _matches(path: str, pattern: str) -> bool:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pypdfium2
 
 from demo.real.convert_formats import SCAN_LINES, SCAN_WIDTH, scan_lines, to_scan
-from rag.ingest.parsers import ParsedDocument, Section
+from rag.parsers import ParsedDocument, Section
 
 
 def test_a_document_is_printed_on_a4_pages_with_no_text_layer() -> None:

@@ -21,7 +21,7 @@ from demo.variants.naming import (
 from demo.variants.series import Expected, expected_release, label_matches, release_written
 from rag.dates import parse_loose_date
 from rag.ingest.dates import DocDate, resolve_doc_date
-from rag.ingest.parsers import parse_document
+from rag.parsers import parse_document
 from rag.releases.labels import extract_version_label
 
 RELEASE_NOTES = b"""\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag.ingest.parsers import ParsedDocument, parse_document
+from rag.parsers import ParsedDocument, parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO_CORPUS = Path(__file__).parents[2] / "demo" / "corpus"

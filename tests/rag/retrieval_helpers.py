@@ -130,7 +130,7 @@ def minilm():
 def encoder(settings, minilm, monkeypatch):
     """The real encoder as the process's encoder; loaded once per module (a load takes seconds)."""
     from rag import embeddings
-    from rag.embeddings import choice
+    from rag.encoders import choice
 
     settings.EMBEDDING_ENCODER = "minilm"
     monkeypatch.setitem(choice._ENCODER_FACTORIES, "minilm", lambda batch_size, threads: minilm)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.ingest.chunking import ChunkDraft, chunk_document
-from rag.ingest.parsers import ParsedDocument, Section, parse_document
+from rag.chunking import ChunkDraft, chunk_document
+from rag.parsers import ParsedDocument, Section, parse_document
 from rag.sentences import sentence_spans
 
 FIXTURES = Path(__file__).parent / "fixtures"

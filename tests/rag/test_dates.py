@@ -11,7 +11,7 @@ from fpdf import FPDF
 
 from rag.dates import parse_loose_date
 from rag.ingest.dates import DocDate, parse_pdf_date, resolve_doc_date
-from rag.ingest.parsers import ParsedDocument, Section, parse_document
+from rag.parsers import ParsedDocument, Section, parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO = Path(__file__).parents[2] / "demo"

@@ -14,7 +14,7 @@ from rag.ingest.doctypes import (
     doc_type_scores,
     guess_doc_type,
 )
-from rag.ingest.parsers import parse_document
+from rag.parsers import parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

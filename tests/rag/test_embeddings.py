@@ -22,7 +22,8 @@ from django.conf import LazySettings
 from django.core.exceptions import ImproperlyConfigured
 
 from rag import embeddings
-from rag.embeddings import EMBEDDING_DIM, Encoder, HashingEncoder, SentenceTransformerEncoder, choice
+from rag.embeddings import EMBEDDING_DIM, Encoder, HashingEncoder, SentenceTransformerEncoder
+from rag.encoders import choice
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,7 +81,7 @@ def test_hashing_vector_is_words_and_word_pairs_hashed_with_blake2b() -> None:
 def test_hashing_vectors_are_the_same_in_another_process() -> None:
     texts = [QUESTION, CREDENTIALS_PASSAGE, ""]
     script = (
-        "import json, sys; from rag.embeddings import HashingEncoder; "
+        "import json, sys; from rag.encoders import HashingEncoder; "
         "print(json.dumps(HashingEncoder().encode(json.loads(sys.argv[1]))))"
     )
 

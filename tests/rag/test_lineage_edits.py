@@ -11,7 +11,7 @@ import pytest
 from config.celery import app
 from rag.dedup.merge import workspace_merge
 from rag.jobs.run import job_item_run
-from rag.lineage_edits import document_date_set, document_version_set
+from rag.admin.edits import document_date_set, document_version_set
 from rag.models import CanonicalRecord, Document
 from rag.uploads import indexing_job_create
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from rag.ingest.parsers import parse_document
+from rag.parsers import parse_document
 from rag.releases.labels import (
     VersionLabel,
     extract_version_label,

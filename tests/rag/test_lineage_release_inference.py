@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from rag.ingest import parse_document
+from rag.parsers import parse_document
 from rag.releases.series_pages import release_entries, releases_mentioned
 from rag.releases.calendar import calendar_read_once, calendar_update, release_calendar, release_calendar_entries
 from rag.releases.inference import workspace_releases_infer

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from rag import embeddings
 from rag.embeddings import Encoder, SentenceTransformerEncoder
-from rag.embeddings.onnx_runtime import OnnxEncoder, onnx_model_path
+from rag.encoders.onnx_runtime import OnnxEncoder, onnx_model_path
 from tests.rag.test_embeddings import (
     CREDENTIALS_PASSAGE,
     KUBERNETES_PASSAGE,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.ingest.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
+from rag.parsers import ParseError, UnsupportedFormat, detect_format, parse_document
 from tests.rag.parser_support import DEMO_CORPUS, FIXTURES, parse_fixture, paths, section
 
 

@@ -1,5 +1,5 @@
 """Nothing a file says is dropped silently: every non-empty line of a small corpus, written in every format
-we read, ends up in some chunk or in the title (rag/ingest/parsers/, rag/ingest/chunking.py).
+we read, ends up in some chunk or in the title (rag/parsers/, rag/chunking.py).
 
 A property over the formats, not an example per format: each case is written by the tool that makes the
 format (python-docx, python-pptx, openpyxl, odfpy, fpdf2, the standard library's e-mail), parsed and
@@ -21,9 +21,9 @@ from fpdf import FPDF
 from odf.opendocument import OpenDocumentText
 from odf.text import H, P
 
-from rag.ingest.chunking import chunk_document
-from rag.ingest.parsers import parse_document
-from rag.ingest.parsers._common import squash
+from rag.chunking import chunk_document
+from rag.parsers import parse_document
+from rag.parsers._common import squash
 
 # (title, body lines): a one-line body (the common short mail), a few lines, a one-word line.
 CORPUS = [

@@ -11,8 +11,8 @@ import msoffcrypto
 import pytest
 
 from rag.ingest.dates import resolve_doc_date
-from rag.ingest.parsers import ParseError, ParseLimits, parse_document
-from rag.ingest.parsers.ocr import ocr_engine
+from rag.parsers import ParseError, ParseLimits, parse_document
+from rag.parsers.ocr import ocr_engine
 from devkit.format_files import write_docx, write_eml
 from devkit.scans import PAGE_TEXT, character_accuracy, image_bytes, scanned_page, scanned_pdf
 from tests.rag.parser_support import paths

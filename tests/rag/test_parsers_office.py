@@ -14,10 +14,9 @@ import msoffcrypto
 import pptx
 import pytest
 
-from rag.ingest.chunking import chunk_document
+from rag.chunking import chunk_document
 from rag.ingest.dates import resolve_doc_date
-from rag.ingest import zip_entry_count
-from rag.ingest.parsers import ParseError, ParseLimits, parse_document
+from rag.parsers import ParseError, ParseLimits, parse_document, zip_entry_count
 from rag.releases.labels import extract_version_label
 from devkit.format_files import write_docx, write_odt, write_pptx, write_xlsx
 from tests.rag.parser_support import many_entry_zip, paths, section

@@ -12,7 +12,7 @@ from fpdf import FPDF
 from PIL import Image
 
 from rag.ingest.dates import DocDate, resolve_doc_date
-from rag.ingest.parsers import ParsedDocument, ParseError, parse_document
+from rag.parsers import ParsedDocument, ParseError, parse_document
 from tests.rag.parser_support import DEMO_CORPUS, LOREM, paths, section
 
 # --- PDFs, generated once per session ---------------------------------------------------------

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.ingest.parsers import ParsedDocument, parse_document
-from rag.ingest.parsers.sniff import sniff_markup
+from rag.parsers import ParsedDocument, parse_document
+from rag.parsers.sniff import sniff_markup
 from tests.rag.parser_support import DEMO_CORPUS, paths, section
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from rag.ingest.parsers import parse_document
+from rag.parsers import parse_document
 from rag import sentences
 from rag.sentences import sentence_spans
 from tests.rag.parser_support import DEMO_CORPUS, section

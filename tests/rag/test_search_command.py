@@ -56,7 +56,7 @@ def test_json_prints_one_value_with_the_contract_fields(docs, settings):
 
 def test_queries_file_prints_json_lines_in_order(docs, tmp_path, monkeypatch):
     from rag import embeddings
-    from rag.embeddings import choice
+    from rag.encoders import choice
 
     built = []
     monkeypatch.setitem(choice._ENCODER_FACTORIES, "hashing",

@@ -19,7 +19,7 @@ from django.db import connection
 from rag import uploads
 from rag.documents import document_retry_job, documents_remove
 from rag.ingest import pipeline
-from rag.ingest.parsers import ParseError
+from rag.parsers import ParseError
 from rag.models import Document, IndexingJob, IndexingJobItem
 from rag.jobs.run import job_item_run
 from rag.storage import stored_name

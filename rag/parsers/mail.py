@@ -20,9 +20,9 @@ from typing import Any
 import extract_msg
 import olefile
 
-from rag.ingest.parsers._common import Attachment, ParsedDocument, ParseError, Section, decode_text, squash
-from rag.ingest.parsers.html import parse_html
-from rag.ingest.parsers.text import parse_text
+from rag.parsers._common import Attachment, ParsedDocument, ParseError, Section, decode_text, squash
+from rag.parsers.html import parse_html
+from rag.parsers.text import parse_text
 
 _MAX_ATTACHMENTS = 50  # a mail carrying more is a bulk export; its first ones are still indexed
 

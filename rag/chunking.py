@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.ingest.parsers import ParsedDocument, Section
+from rag.parsers import ParsedDocument, Section
 from rag.sentences import sentence_spans
 
 # A chunk this small says too little to be retrieved on its own; it joins its neighbour.

@@ -8,8 +8,8 @@ from typing import Any
 
 import openpyxl
 
-from rag.ingest.parsers._common import ParsedDocument, ParseError, Section, squash, table_row_texts
-from rag.ingest.parsers._office import (
+from rag.parsers._common import ParsedDocument, ParseError, Section, squash, table_row_texts
+from rag.parsers._office import (
     checked_zip,
     core_metadata,
     custom_properties,

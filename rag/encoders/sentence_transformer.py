@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rag.embeddings.model import EMBEDDING_DIM, MINILM_NAME, load_minilm
+from rag.encoders.model import EMBEDDING_DIM, MINILM_NAME, load_minilm
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -10,7 +10,7 @@ import docx
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     Block,
     Heading,
     ParsedDocument,
@@ -19,7 +19,7 @@ from rag.ingest.parsers._common import (
     squash,
     table_row_texts,
 )
-from rag.ingest.parsers._office import (
+from rag.parsers._office import (
     checked_zip,
     core_metadata,
     custom_properties,

@@ -11,7 +11,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     NEW_LINE_IN_PARAGRAPH,
     BlockWriter,
     InlineRules,

@@ -11,7 +11,7 @@ from odf import teletype
 from odf.namespaces import DCNS, METANS, TABLENS, TEXTNS
 from odf.opendocument import load
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     Block,
     Heading,
     ParsedDocument,
@@ -21,7 +21,7 @@ from rag.ingest.parsers._common import (
     squash,
     table_row_texts,
 )
-from rag.ingest.parsers._office import checked_zip, office_title, placeholder_free, with_custom_version
+from rag.parsers._office import checked_zip, office_title, placeholder_free, with_custom_version
 
 
 def parse_odt(stem: str, data: bytes, *, max_unpacked_bytes: int) -> ParsedDocument:

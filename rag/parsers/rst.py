@@ -9,7 +9,7 @@ from typing import Any
 from docutils.parsers.rst.tableparser import GridTableParser, SimpleTableParser, TableMarkupError
 from docutils.statemachine import StringList
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     NEW_LINE_IN_PARAGRAPH,
     Block,
     BlockWriter,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     BlockWriter,
     InlineRules,
     ParsedDocument,

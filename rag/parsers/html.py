@@ -7,7 +7,7 @@ from typing import Any
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     Block,
     BlockWriter,
     ParsedDocument,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rag.ingest.parsers._common import NEW_LINE_IN_PARAGRAPH, BlockWriter, ParsedDocument, outline_document, squash
+from rag.parsers._common import NEW_LINE_IN_PARAGRAPH, BlockWriter, ParsedDocument, outline_document, squash
 
 _UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
 _SEPARATOR = re.compile(r"^\s*([=\-*_#~])\1{2,}\s*$")

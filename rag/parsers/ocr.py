@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from rag.ingest.parsers._common import ParsedDocument, ParseError, Progress, Section, joined_line, no_progress, squash
+from rag.parsers._common import ParsedDocument, ParseError, Progress, Section, joined_line, no_progress, squash
 
 OCR_DPI = 200  # scanned PDF pages are rendered at this resolution: 10 pt text is then ~28 px high
 _MIN_SCORE = 0.5  # recognitions below this confidence are mostly specks and stains

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.ingest.parsers.rst import adornment
+from rag.parsers.rst import adornment
 
 _RST_EXPLICIT = re.compile(r"^\s*\.\. (?:\|[^|]+\|\s+)?(?:[\w:-]+::(?:\s|$)|_[^:]+:)")  # directive, `.. _target:`
 _RST_ROLE = re.compile(r":[\w+.-]+:`[^`]+`")

@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from rag.embeddings.hashing import HashingEncoder
-from rag.embeddings.onnx_runtime import OnnxEncoder, onnx_export_in_subprocess
-from rag.embeddings.sentence_transformer import DEFAULT_BATCH_SIZE, SentenceTransformerEncoder
+from rag.encoders.hashing import HashingEncoder
+from rag.encoders.onnx_runtime import OnnxEncoder, onnx_export_in_subprocess
+from rag.encoders.sentence_transformer import DEFAULT_BATCH_SIZE, SentenceTransformerEncoder
 
 DEFAULT_ENCODER = "minilm"
 # Read only when Django settings are not configured (scripts, benchmarks, bare test runs).

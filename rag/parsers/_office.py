@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import IO, Any, TypeVar
 from xml.etree import ElementTree
 
-from rag.ingest.parsers._common import Block, Heading, ParseError, optional_str, squash, take_title_heading
+from rag.parsers._common import Block, Heading, ParseError, optional_str, squash, take_title_heading
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")

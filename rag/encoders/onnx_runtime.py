@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag.embeddings.model import (
+from rag.encoders.model import (
     EMBEDDING_DIM,
     MINILM_NAME,
     load_minilm,
@@ -70,7 +70,7 @@ def onnx_export_in_subprocess(*, quantized: bool, cache_dir: Path | None = None)
     stem = f"{MINILM_NAME}-{weights_version()}-opset{ONNX_OPSET}"
     target = folder / (f"{stem}-int8.onnx" if quantized else f"{stem}.onnx")
     if not target.exists():
-        command = [sys.executable, "-c", "import sys, pathlib; from rag.embeddings.onnx_runtime import onnx_model_path; "
+        command = [sys.executable, "-c", "import sys, pathlib; from rag.encoders.onnx_runtime import onnx_model_path; "
                    "onnx_model_path(quantized=sys.argv[2] == 'int8', cache_dir=pathlib.Path(sys.argv[1]))",
                    str(folder), "int8" if quantized else "fp32"]
         subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})

@@ -7,7 +7,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from rag.embeddings.model import EMBEDDING_DIM
+from rag.encoders.model import EMBEDDING_DIM
 
 _WORD = re.compile(r"\w+")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     Attachment,
     ParsedDocument,
     ParseError,
@@ -21,20 +21,20 @@ from rag.ingest.parsers._common import (
     decode_text,
     no_progress,
 )
-from rag.ingest.parsers._office import zip_entry_count
-from rag.ingest.parsers.asciidoc import parse_asciidoc
-from rag.ingest.parsers.docx import parse_docx
-from rag.ingest.parsers.html import parse_html
-from rag.ingest.parsers.mail import parse_eml, parse_msg
-from rag.ingest.parsers.markdown import parse_markdown
-from rag.ingest.parsers.ocr import parse_image
-from rag.ingest.parsers.odt import parse_odt
-from rag.ingest.parsers.pdf import parse_pdf
-from rag.ingest.parsers.pptx import parse_pptx
-from rag.ingest.parsers.rst import parse_rst
-from rag.ingest.parsers.sniff import sniff_markup
-from rag.ingest.parsers.text import parse_text
-from rag.ingest.parsers.xlsx import parse_xlsx
+from rag.parsers._office import zip_entry_count
+from rag.parsers.asciidoc import parse_asciidoc
+from rag.parsers.docx import parse_docx
+from rag.parsers.html import parse_html
+from rag.parsers.mail import parse_eml, parse_msg
+from rag.parsers.markdown import parse_markdown
+from rag.parsers.ocr import parse_image
+from rag.parsers.odt import parse_odt
+from rag.parsers.pdf import parse_pdf
+from rag.parsers.pptx import parse_pptx
+from rag.parsers.rst import parse_rst
+from rag.parsers.sniff import sniff_markup
+from rag.parsers.text import parse_text
+from rag.parsers.xlsx import parse_xlsx
 
 __all__ = [
     "ACCEPTED_EXTENSIONS",

@@ -1,6 +1,6 @@
 """PDF: text lines from pdfplumber; headings from font sizes, the title from metadata or the
 biggest line on page one, paragraphs from vertical gaps. Pages without a text layer (scans)
-are rendered and read by OCR (rag.ingest.parsers.ocr) into the same kind of lines."""
+are rendered and read by OCR (rag.parsers.ocr) into the same kind of lines."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pdfminer.pdfdocument import PDFEncryptionError
 from pdfminer.psexceptions import PSException
 from pdfplumber.utils.exceptions import PdfminerException
 
-from rag.ingest.parsers._common import (
+from rag.parsers._common import (
     Block,
     Heading,
     ParsedDocument,
@@ -31,7 +31,7 @@ from rag.ingest.parsers._common import (
     squash,
     table_row_texts,
 )
-from rag.ingest.parsers.ocr import OCR_DPI, merge_rows, ocr_lines
+from rag.parsers.ocr import OCR_DPI, merge_rows, ocr_lines
 
 # A line is a heading when its type is this much larger than the body text: enough to
 # skip bold-only emphasis and rounding noise, small enough for modest heading styles.
