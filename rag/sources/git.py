@@ -67,6 +67,37 @@ def location_check(location: str) -> None:
                              "credential helper instead, never in the source's settings")
 
 
+def repository_places(repo: Repo) -> list[Path]:
+    """Every place, resolved, that reading `repo` may touch: its git directory (after a `.git` file or link), its
+    common directory, their objects and every alternate object store (recursively), and the target of every link
+    inside any of them (a linked `objects`, `refs/heads/main` or pack file)."""
+    stores = [repo.controldir(), repo.commondir(), repo.object_store.path]
+    places, walked = [], set()
+    while stores:
+        place = Path(os.path.realpath(stores.pop()))
+        if place in walked:
+            continue
+        walked.add(place)
+        places.append(place)
+        alternates = place / "info" / "alternates"
+        if alternates.is_file():
+            for line in alternates.read_text(errors="replace").splitlines():
+                if line.strip() and not line.startswith("#"):
+                    stores.append(os.path.join(place, line.strip()))  # an absolute line stays as it is
+        for folder, folders, files in os.walk(place):  # links are listed, never entered
+            places.extend(Path(os.path.realpath(os.path.join(folder, name))) for name in [*folders, *files]
+                          if os.path.islink(os.path.join(folder, name)))
+    return places
+
+
+def local_repository(path: Path) -> Repo | None:
+    """The repository at a local path, or None when there is none (the sync says so)."""
+    try:
+        return Repo(str(path))
+    except (NotGitRepository, FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def repository_open(*, location: str, mirror: Path) -> Repo:
     """The repository to read: the local one itself, or the mirror of a remote, fetched now."""
     location_check(location)
