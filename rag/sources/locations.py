@@ -1,4 +1,5 @@
-"""Where on this machine a source may read: never in DATA_DIR, and inside SOURCE_FOLDER_ROOTS when it is set.
+"""Where on this machine a source may read: never in DATA_DIR, and only inside SOURCE_FOLDER_ROOTS (by default a
+`sources/` folder beside DATA_DIR; none when it is set empty).
 
 DATA_DIR holds the secret key, every workspace's uploads and every Git source's mirror: a folder or a local
 repository there (or one holding DATA_DIR) would hand them to whoever may add or edit a source. The check runs
@@ -52,12 +53,16 @@ def place_check(*, kind: str, location: str) -> None:
 
 
 def _place_allowed(place: Path, *, reader: str = "") -> None:
-    """LocationRefused for a resolved place under DATA_DIR or holding it, or outside every SOURCE_FOLDER_ROOTS."""
+    """LocationRefused for a resolved place under DATA_DIR or holding it, or outside every SOURCE_FOLDER_ROOTS
+    folder (all places when it names none)."""
     data_dir = Path(settings.DATA_DIR).resolve()
     if place.is_relative_to(data_dir) or data_dir.is_relative_to(place):
         raise LocationRefused(f"{reader}{place} lies in Docent's own data folder ({data_dir}) or holds it: its "
                               "secret key, uploads and every workspace's mirrors are no source's to read")
     roots = [Path(root).expanduser().resolve() for root in settings.SOURCE_FOLDER_ROOTS]
-    if roots and not any(place.is_relative_to(root) for root in roots):
+    if not roots:
+        raise LocationRefused(f"{reader}{place} is on this machine, and SOURCE_FOLDER_ROOTS names no folder sources "
+                              "may read: only remote Git repositories may be added")
+    if not any(place.is_relative_to(root) for root in roots):
         raise LocationRefused(f"{reader}{place} is outside the folders sources may read "
                               f"(SOURCE_FOLDER_ROOTS: {', '.join(map(str, roots))})")
