@@ -74,7 +74,10 @@ def location_check(location: str) -> None:
 def repository_places(repo: Repo) -> list[Path]:
     """Every place, resolved, that reading `repo` may touch: its git directory (after a `.git` file or link), its
     common directory, their objects and every alternate object store (recursively), and the target of every link
-    inside any of them (a linked `objects`, `refs/heads/main` or pack file)."""
+    inside any of them (a linked `objects`, `refs/heads/main` or pack file).
+
+    GitSourceError for a FIFO, device or socket inside: reading one would hang or read a device, never a file.
+    """
     stores = [repo.controldir(), repo.commondir(), repo.object_store.path]
     places, walked = [], set()
     while stores:
@@ -83,14 +86,18 @@ def repository_places(repo: Repo) -> list[Path]:
             continue
         walked.add(place)
         places.append(place)
+        for folder, folders, files in os.walk(place):  # links are listed, never entered
+            for name in [*folders, *files]:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+                if stat.S_ISLNK(mode):
+                    places.append(Path(os.path.realpath(os.path.join(folder, name))))
+                elif not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                    raise GitSourceError(f"{os.path.join(folder, name)} is not a regular file: not read")
         alternates = place / "info" / "alternates"
-        if alternates.is_file():
+        if alternates.is_file():  # walked above: a regular file, or a link to a place checked like any other
             for line in alternates.read_text(errors="replace").splitlines():
                 if line.strip() and not line.startswith("#"):
                     stores.append(os.path.join(place, line.strip()))  # an absolute line stays as it is
-        for folder, folders, files in os.walk(place):  # links are listed, never entered
-            places.extend(Path(os.path.realpath(os.path.join(folder, name))) for name in [*folders, *files]
-                          if os.path.islink(os.path.join(folder, name)))
     return places
 
 

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 from django.conf import settings
 
 from rag.models import Source
-from rag.sources.git import is_remote, local_repository, repository_places
+from rag.sources.git import GitSourceError, is_remote, local_repository, repository_places
 
 
 class LocationRefused(Exception):
@@ -48,7 +48,11 @@ def place_check(*, kind: str, location: str) -> None:
     repo = local_repository(folder) if kind == Source.Kind.GIT else None
     if repo is not None:
         with repo:
-            for place in repository_places(repo):
+            try:
+                places = repository_places(repo)
+            except GitSourceError as exc:
+                raise LocationRefused(str(exc)) from None
+            for place in places:
                 _place_allowed(place, reader=f"the repository at {folder} reads elsewhere: ")
 
 

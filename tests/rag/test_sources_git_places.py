@@ -3,6 +3,7 @@ whichever way the repository points there (a `.git` file or link, `commondir`, a
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from rag.models import Chunk, Source
 from rag.sources.git_sync import git_mirror_dir
+from rag.sources.locations import LocationRefused, place_check
 from rag.sources.services import SourceError, source_add
 from tests.factories import WorkspaceFactory
 from tests.rag.source_support import GitRepo, sync_here
@@ -108,3 +110,9 @@ def test_a_clean_repository_with_its_own_links_inside_still_syncs(workspace, own
     source = source_add(workspace=workspace, name="handbook", kind=Source.Kind.GIT, location=str(own_repo.path))
     job = sync_here(source.pk)
     assert job.items.count() == 1
+
+
+def test_a_fifo_inside_a_repository_is_refused_not_waited_on(own_repo):
+    os.mkfifo(own_repo.path / ".git" / "objects" / "info" / "alternates")  # dulwich would wait on it for ever
+    with pytest.raises(LocationRefused, match="not a regular file"):
+        place_check(kind=Source.Kind.GIT, location=str(own_repo.path))
