@@ -78,6 +78,7 @@ def main() -> int:
     parser.add_argument("--encoder", default="hashing", choices=["hashing", "minilm"])
     args = parser.parse_args()
     os.environ.setdefault("DATA_DIR", str(DATA_DIR))
+    os.environ.setdefault("SOURCE_FOLDER_ROOTS", str(DATA_DIR.parent / "sources-folder"))  # the folder it syncs
     django_setup(encoder=args.encoder)
     from config.celery import app
     from rag.embeddings import get_encoder

@@ -22,6 +22,7 @@ Syncs run here as a worker runs them, their items left queued (what is measured 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import sys
@@ -48,6 +49,7 @@ def main() -> int:
     parser.add_argument("--members", type=int, default=4 if SMOKE else 20)
     parser.add_argument("--presses", type=int, default=20 if SMOKE else 200)
     args = parser.parse_args()
+    os.environ.setdefault("SOURCE_FOLDER_ROOTS", str(DATA_DIR.with_name("fault-sources-repos")))  # its repositories
     django_setup(encoder="hashing", data_dir=DATA_DIR)
     from django.conf import settings
     from django.contrib.auth import get_user_model

@@ -295,8 +295,15 @@ GIT_SOURCE_CREDENTIALS = env.json("GIT_SOURCE_CREDENTIALS", default={})
 GIT_SOURCE_MAX_TREE_ENTRIES = env.int("GIT_SOURCE_MAX_TREE_ENTRIES", default=100_000)
 GIT_SOURCE_MAX_SYNC_BYTES = env.int("GIT_SOURCE_MAX_SYNC_BYTES", default=1024 * 1024 * 1024)
 GIT_SOURCE_FETCH_TIMEOUT_SECONDS = env.int("GIT_SOURCE_FETCH_TIMEOUT_SECONDS", default=300)
-# Folder sources and local Git repositories must lie inside one of these folders (empty: anywhere but DATA_DIR).
-SOURCE_FOLDER_ROOTS = env.list("SOURCE_FOLDER_ROOTS", default=[])
+# A fetch's pack may be this large (a first fetch carries the whole history); past it the remote is refused, not
+# allowed to stream into DATA_DIR for the whole timeout on every sync.
+GIT_SOURCE_MAX_FETCH_BYTES = env.int("GIT_SOURCE_MAX_FETCH_BYTES", default=2 * 1024 * 1024 * 1024)
+# Files one Git sync may queue; the rest wait for the next sync, so one push cannot fill the queue for hours.
+GIT_SOURCE_MAX_SYNC_ITEMS = env.int("GIT_SOURCE_MAX_SYNC_ITEMS", default=5000)
+# Folder sources and local Git repositories must lie inside one of these folders (never in DATA_DIR). By default a
+# `sources/` folder beside DATA_DIR: staff who may add a source must not index any file the server can read.
+# Set to empty: no source reads this machine's files; set to `/` to allow anywhere but DATA_DIR.
+SOURCE_FOLDER_ROOTS = env.list("SOURCE_FOLDER_ROOTS", default=[str(DATA_DIR.parent / "sources")])
 # Folder sources with file-system watching: events closer together than this make one sync.
 SOURCE_WATCH_DEBOUNCE_SECONDS = env.float("SOURCE_WATCH_DEBOUNCE_SECONDS", default=5.0)
 

@@ -10,6 +10,7 @@ Parsers take bytes (rag.parsers), so a worker never needs a local path for a sto
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 from stat import S_ISREG
 
 from boto3.exceptions import S3UploadFailedError
@@ -128,20 +130,56 @@ def source_read(source_file: str, *, max_bytes: int, want_mtime: bool = False) -
 
 
 def _local_read(source_file: str, *, max_bytes: int) -> SourceBytes:
-    """A regular file on this machine, read through no symbolic link.
-
-    Items carry resolved paths (rag.uploads), so a link anywhere in one was put there after the folder was
-    walked, or is a link a retry would follow: refused either way. O_NOFOLLOW closes the last component's race.
-    """
-    if os.path.realpath(source_file) != os.path.normpath(source_file):
-        raise OSError(f"{Path(source_file).name}: a symbolic link is on its path; links are never followed")
-    descriptor = os.open(source_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(descriptor, "rb") as stream:
+    """A regular file on this machine, read through no symbolic link (local_open)."""
+    with local_open(source_file) as stream:
         stat = os.fstat(stream.fileno())
-        if not S_ISREG(stat.st_mode):
-            raise OSError(f"{Path(source_file).name}: not a regular file")
         return SourceBytes(stat.st_size, stream.read() if stat.st_size <= max_bytes else None, stat.st_mtime,
                            file_stat_key(stat))
+
+
+_NO_LINK = os.O_NOFOLLOW | os.O_CLOEXEC
+_WALK = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY  # O_PATH: a folder one may cross but not list is crossed
+
+
+def local_open(path: str | Path) -> BinaryIO:
+    """The regular file at an absolute path, opened one component at a time from `/`, each relative to its parent's
+    descriptor and with O_NOFOLLOW: a link anywhere is refused, however late it was swapped in (a check of the
+    whole path first, then an open, would follow a parent folder swapped for a link in between).
+
+    Items carry resolved paths (rag.uploads), so a link on one was put there after the folder was walked. The
+    last open does not block (a FIFO would wait for a writer for ever) and anything but a regular file (a FIFO,
+    a device, a socket) is refused. OSError says which.
+    """
+    name = Path(path).name
+    parts = Path(os.path.normpath(path)).parts
+    if not parts or parts[0] != "/":
+        raise OSError(f"{name}: not an absolute path")
+    folder = os.open("/", _WALK | os.O_CLOEXEC)
+    try:
+        for part in parts[1:-1]:
+            inner = os.open(part, _WALK | _NO_LINK, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        descriptor = os.open(parts[-1], os.O_RDONLY | os.O_NONBLOCK | _NO_LINK, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(_first_link(parts)):
+            raise OSError(f"{name}: a symbolic link is on its path; links are never followed") from None
+        raise
+    finally:
+        os.close(folder)
+    stream = os.fdopen(descriptor, "rb")
+    if not S_ISREG(os.fstat(descriptor).st_mode):
+        stream.close()
+        raise OSError(f"{name}: not a regular file (a FIFO, device or socket is never read)")
+    return stream
+
+
+def _first_link(parts: tuple[str, ...]) -> str:
+    """The first component of the path that is a link now (or the whole path): what an ELOOP or ENOTDIR meant."""
+    for end in range(2, len(parts) + 1):
+        if os.path.islink(os.path.join(*parts[:end])):
+            return os.path.join(*parts[:end])
+    return os.path.join(*parts)
 
 
 def _s3_read(storage: S3Storage, name: str, *, max_bytes: int, want_mtime: bool) -> SourceBytes:
@@ -173,8 +211,8 @@ def content_hash(data: bytes) -> str:
 
 
 def file_hash(path: Path) -> str:
-    """content_hash of a local file, streamed."""
-    with path.open("rb") as stream:
+    """content_hash of a local regular file, streamed, read through no link (local_open)."""
+    with local_open(path) as stream:
         return hashlib.file_digest(stream, _CONTENT_HASH).hexdigest()
 
 

@@ -30,6 +30,13 @@ def license_development_key(settings):
 
 
 @pytest.fixture(autouse=True)
+def source_roots(settings, tmp_path_factory):
+    """Sources read only inside SOURCE_FOLDER_ROOTS (by default `sources/` beside DATA_DIR); the suite's folders
+    and repositories are pytest's temporary ones. A test about the roots sets its own."""
+    settings.SOURCE_FOLDER_ROOTS = [str(tmp_path_factory.getbasetemp())]
+
+
+@pytest.fixture(autouse=True)
 def fresh_cache():
     """Sign-in failures and API counts live in the shared cache (Redis), which outlives a test: each starts
     without them. The cache has its own Redis database, so the broker's queues stay as they are."""

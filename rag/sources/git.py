@@ -15,7 +15,9 @@ import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,15 +26,17 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
-from dulwich.client import get_transport_and_path
+from dulwich.client import FetchPackResult, GitClient, get_transport_and_path
 from dulwich.errors import NotGitRepository
 from dulwich.graph import can_fast_forward
+from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Commit, Tag
 from dulwich.refs import check_ref_format
 from dulwich.repo import Repo
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:owner/repo.git
 _HEADS, _TAGS = b"refs/heads/", b"refs/tags/"
+_PACK_SPOOL_BYTES = 16 * 1024 * 1024  # an incoming pack is held in memory up to this size, then on disk
 
 
 class GitSourceError(Exception):
@@ -67,6 +71,44 @@ def location_check(location: str) -> None:
                              "credential helper instead, never in the source's settings")
 
 
+def repository_places(repo: Repo) -> list[Path]:
+    """Every place, resolved, that reading `repo` may touch: its git directory (after a `.git` file or link), its
+    common directory, their objects and every alternate object store (recursively), and the target of every link
+    inside any of them (a linked `objects`, `refs/heads/main` or pack file).
+
+    GitSourceError for a FIFO, device or socket inside: reading one would hang or read a device, never a file.
+    """
+    stores = [repo.controldir(), repo.commondir(), repo.object_store.path]
+    places, walked = [], set()
+    while stores:
+        place = Path(os.path.realpath(stores.pop()))
+        if place in walked:
+            continue
+        walked.add(place)
+        places.append(place)
+        for folder, folders, files in os.walk(place):  # links are listed, never entered
+            for name in [*folders, *files]:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+                if stat.S_ISLNK(mode):
+                    places.append(Path(os.path.realpath(os.path.join(folder, name))))
+                elif not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                    raise GitSourceError(f"{os.path.join(folder, name)} is not a regular file: not read")
+        alternates = place / "info" / "alternates"
+        if alternates.is_file():  # walked above: a regular file, or a link to a place checked like any other
+            for line in alternates.read_text(errors="replace").splitlines():
+                if line.strip() and not line.startswith("#"):
+                    stores.append(os.path.join(place, line.strip()))  # an absolute line stays as it is
+    return places
+
+
+def local_repository(path: Path) -> Repo | None:
+    """The repository at a local path, or None when there is none (the sync says so)."""
+    try:
+        return Repo(str(path))
+    except (NotGitRepository, FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def repository_open(*, location: str, mirror: Path) -> Repo:
     """The repository to read: the local one itself, or the mirror of a remote, fetched now."""
     location_check(location)
@@ -81,6 +123,12 @@ def repository_open(*, location: str, mirror: Path) -> Repo:
     repo = Repo(str(mirror))
     _fetch(repo, location)
     return repo
+
+
+class _PackTooLarge(Exception):
+    def __str__(self) -> str:
+        return (f"the remote sent more than GIT_SOURCE_MAX_FETCH_BYTES ({settings.GIT_SOURCE_MAX_FETCH_BYTES} bytes); "
+                "nothing of it was kept")
 
 
 class _FetchTimeout(Exception):
@@ -115,7 +163,7 @@ def _fetch(repo: Repo, location: str) -> None:
         username, password = credentials_for(location)
         client, remote_path = get_transport_and_path(location, username=username, password=password)
         with _fetch_deadline(settings.GIT_SOURCE_FETCH_TIMEOUT_SECONDS):
-            result = client.fetch(remote_path, repo, determine_wants=_wants(repo))
+            result = _pack_fetch(client, remote_path, repo)
     except Exception as exc:  # network, protocol, authentication, time: the remote is unusable this time, nothing else
         reason = str(exc).replace(location, shown)[:300] or type(exc).__name__
         raise GitSourceError(f"cannot fetch {shown}: {reason}") from None
@@ -131,6 +179,28 @@ def _fetch(repo: Repo, location: str) -> None:
     head = (result.symrefs or {}).get(b"HEAD")
     if head:
         repo.refs.set_symbolic_ref(b"HEAD", head)
+
+
+def _pack_fetch(client: GitClient, remote_path: str, repo: Repo) -> FetchPackResult:
+    """What dulwich's `client.fetch` does, with the pack's bytes counted as they arrive: past
+    GIT_SOURCE_MAX_FETCH_BYTES the fetch stops and the spooled pack is dropped, so a remote cannot fill DATA_DIR
+    for the whole timeout on every sync. The pack is added as a thin one (its deltas may name objects the mirror
+    already holds), which takes a whole pack as well."""
+    limit, received = settings.GIT_SOURCE_MAX_FETCH_BYTES, 0
+    with tempfile.SpooledTemporaryFile(max_size=_PACK_SPOOL_BYTES, prefix="incoming-",
+                                       dir=repo.object_store.path) as spool:
+        def receive(data: bytes) -> int:
+            nonlocal received
+            received += len(data)
+            if received > limit:
+                raise _PackTooLarge
+            return spool.write(data)
+
+        result = client.fetch_pack(remote_path, _wants(repo), repo.get_graph_walker(), receive)
+        if spool.tell():
+            spool.seek(0)
+            repo.object_store.add_thin_pack(spool.read, None)
+    return result
 
 
 def credentials_for(location: str) -> tuple[str | None, str | None]:
@@ -217,6 +287,72 @@ def tree_files(repo: Repo, commit: str, *, select: Callable[[str], bool]) -> dic
 
 def blob_read(repo: Repo, blob: str) -> bytes:
     return repo[blob.encode()].as_raw_string()
+
+
+def blob_size(repo: Repo, blob: str) -> int:
+    """A blob's size from its object header, nothing inflated past it: a blob over the file limit is refused
+    before its bytes fill memory (a 200 MB blob took 400 MB to read whole). KeyError: no such object."""
+    stores = [repo.object_store]
+    while stores:
+        store = stores.pop()
+        loose = os.path.join(store.path, blob[:2], blob[2:])
+        if os.path.isfile(loose):
+            return _loose_size(loose)
+        for pack in store.packs:
+            if blob.encode() in pack:
+                return _packed_size(pack.data.path, pack.index.object_offset(blob.encode()))
+        stores.extend(alternate for alternate in store.alternates if isinstance(alternate, DiskObjectStore))
+    raise KeyError(blob)
+
+
+def _loose_size(path: str) -> int:
+    """A loose object is `<type> <size>\\0<bytes>`, compressed: inflate only up to the NUL."""
+    inflater, header = zlib.decompressobj(), b""
+    with open(path, "rb") as stream:
+        while b"\0" not in header and len(header) < 64 and (piece := stream.read(256)):
+            header += inflater.decompress(piece, 64 - len(header))
+    kind_and_size = header.split(b"\0", 1)[0].split(b" ")
+    return int(kind_and_size[1])
+
+
+_OFS_DELTA, _REF_DELTA = 6, 7
+
+
+def _packed_size(path: str, offset: int) -> int:
+    """A pack entry starts with its type and inflated size; a delta's size is its instructions', so the object's
+    own size is read from the head of those instructions (the base's size, then the result's)."""
+    with open(path, "rb") as stream:
+        stream.seek(offset)
+        head = stream.read(64)
+        kind, size, at = (head[0] >> 4) & 7, head[0] & 15, 1
+        shift = 4
+        while head[at - 1] & 0x80:
+            size |= (head[at] & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        if kind not in (_OFS_DELTA, _REF_DELTA):
+            return size
+        if kind == _REF_DELTA:
+            at += 20  # the base's sha
+        else:
+            while head[at] & 0x80:  # the base's distance back
+                at += 1
+            at += 1
+        stream.seek(offset + at)
+        inflater, instructions = zlib.decompressobj(), b""
+        while len(instructions) < 20 and (piece := stream.read(256)):
+            instructions += inflater.decompress(piece, 20 - len(instructions))
+    _, at = _varint(instructions, 0)  # the base's size
+    return _varint(instructions, at)[0]
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+        if not byte & 0x80:
+            return value, at
 
 
 def fast_forward(repo: Repo, old: str, new: str) -> bool:

@@ -27,7 +27,7 @@ from rag.jobs import index_send, job_finish_if_done, merge_after_commit
 from rag.releases import parse_version, version_key
 from rag.models import Document, IndexingJob, IndexingJobItem, Source, SourceFile
 from rag.sources.git import (
-    GitSourceError, blob_read, commit_date, fast_forward, location_shown, refs_read, repository_open, tree_files,
+    GitSourceError, blob_read, blob_size, commit_date, fast_forward, location_shown, refs_read, repository_open, tree_files,
 )
 from rag.sources.selection import path_selector
 from rag.storage import stored_blob_save, stored_copies_delete
@@ -144,6 +144,10 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
             if row.document_path in documents and documents[row.document_path].archived]
     wanted = [row for row in live if row.document_path not in documents
               or documents[row.document_path].status != Document.Status.INDEXED]
+    # One sync queues a bounded number of files (a push of 65,536 copies of one file would queue them all): the
+    # rest have no document yet, so the next sync finds them wanted again and queues them then.
+    left = wanted[settings.GIT_SOURCE_MAX_SYNC_ITEMS:]
+    wanted = wanted[:settings.GIT_SOURCE_MAX_SYNC_ITEMS]
     job = IndexingJob.objects.create(workspace=workspace, source=IndexingJob.Source.SYNC, created_by=created_by,
                                      sync_source=source, description=f"{source.name} (Git)")
     items, staged_bytes = [], 0
@@ -165,7 +169,8 @@ def _job_create(*, source: Source, repo: Repo, rows: dict, touched: set, dates: 
     if enqueue:
         ids = [item.pk for item in items]
         transaction.on_commit(lambda: index_send(ids))
-    return job, {"queued": len(items), "relabelled": moved, "archived": job.archived_count, "unarchived": len(back)}
+    return job, {"queued": len(items), "relabelled": moved, "archived": job.archived_count, "unarchived": len(back),
+                 "left_for_next_sync": len(left), "max_sync_items": settings.GIT_SOURCE_MAX_SYNC_ITEMS}
 
 
 def _item_stage(*, job: IndexingJob, repo: Repo, row: SourceFile, hints: dict, staged_bytes: int,
@@ -173,17 +178,17 @@ def _item_stage(*, job: IndexingJob, repo: Repo, row: SourceFile, hints: dict, s
     """The row's item and the bytes staged for it: a blob over INGEST_MAX_FILE_BYTES fails alone, unstaged; past
     GIT_SOURCE_MAX_SYNC_BYTES staged in all, the sync fails (GitSourceError)."""
     item = IndexingJobItem(job=job, path=row.document_path, display_path=row.file_path, hints=hints)
-    data = blob_read(repo, row.blob)
-    if len(data) > settings.INGEST_MAX_FILE_BYTES:
+    size = blob_size(repo, row.blob)  # from the object's header: an oversized blob is never inflated
+    if size > settings.INGEST_MAX_FILE_BYTES:
         item.status, item.started_at = IndexingJobItem.Status.FAILED, timezone.now()
         item.finished_at = item.started_at
-        item.error = f"{len(data)} bytes, over INGEST_MAX_FILE_BYTES ({settings.INGEST_MAX_FILE_BYTES}): not read"
+        item.error = f"{size} bytes, over INGEST_MAX_FILE_BYTES ({settings.INGEST_MAX_FILE_BYTES}): not read"
         return item, 0
-    if staged_bytes + len(data) > settings.GIT_SOURCE_MAX_SYNC_BYTES:
+    if staged_bytes + size > settings.GIT_SOURCE_MAX_SYNC_BYTES:
         raise GitSourceError(f"more than {settings.GIT_SOURCE_MAX_SYNC_BYTES} bytes of new files in one sync "
                              "(GIT_SOURCE_MAX_SYNC_BYTES): nothing queued")
-    item.source_file = stored_blob_save(blob=row.blob, read=lambda: data)
-    return item, len(data)
+    item.source_file = stored_blob_save(blob=row.blob, read=lambda: blob_read(repo, row.blob))
+    return item, size
 
 
 def _relabel(document: Document, hints: dict[str, str]) -> None:

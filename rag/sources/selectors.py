@@ -81,4 +81,7 @@ def changes_text(changes: dict) -> str:
     for key, words in (("renamed", "renamed"), ("relabelled", "relabelled"), ("unarchived", "back from the archive")):
         if changes.get(key):
             parts.append(f"{changes[key]} {words}")
+    if left := changes.get("left_for_next_sync"):
+        parts.append(f"{left} file{'s' if left != 1 else ''} left for the next sync "
+                     f"(GIT_SOURCE_MAX_SYNC_ITEMS: {changes.get('max_sync_items')})")
     return "; ".join(parts)

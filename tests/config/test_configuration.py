@@ -160,3 +160,13 @@ def test_a_generated_admin_password_is_letters_and_digits_only():
     passwords = {generated_password() for _ in range(2000)}
     assert len(passwords) == 2000
     assert all(password.isalnum() and password.isascii() and len(password) == 16 for password in passwords)
+
+
+def test_by_default_sources_read_only_a_sources_folder_beside_data_dir(tmp_path):
+    environ = {key: value for key, value in os.environ.items() if key != "SOURCE_FOLDER_ROOTS"}
+    show = "from django.conf import settings as s; print(s.SOURCE_FOLDER_ROOTS)"
+    result = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", show], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120,
+                            env={**environ, "DATA_DIR": str(tmp_path / "data"), "DOCENT_EMBEDDED_START": "false"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == str([str(tmp_path / "sources")])

@@ -3,6 +3,8 @@ reason: tree entries (a Git bomb), blob size, bytes staged in all, a remote that
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import threading
 import time
@@ -11,11 +13,16 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from dulwich.repo import Repo
 
+import rag.sources.git_sync
 from rag.models import IndexingJob, IndexingJobItem, Source
+from rag.sources.git import blob_size
+from rag.sources.git_sync import git_mirror_dir
+from rag.sources.selectors import changes_text
 from rag.sources.services import SourceError, source_add, source_sync
 from rag.sources.tasks import sync_source
-from tests.rag.source_support import GitRepo
+from tests.rag.source_support import GitRepo, sync_here
 
 
 @pytest.fixture
@@ -94,3 +101,53 @@ def test_a_remote_that_accepts_and_never_answers_fails_the_sync_in_time(workspac
         source_sync(source_id=source.pk, enqueue=False)
     assert time.monotonic() - started < 10
     listener.close()
+
+
+def test_a_pack_past_the_fetch_limit_fails_the_sync_and_keeps_nothing(workspace, repo, tmp_path, settings):
+    repo.commit({"docs/big.md": "# Big\n\n" + os.urandom(150_000).hex() + "\n"})  # hex of random bytes: no delta
+    remote = tmp_path / "remote.git"
+    repo.git("clone", "-q", "--bare", str(repo.path), str(remote))
+    settings.GIT_SOURCE_MAX_FETCH_BYTES = 100_000
+    source = source_add(workspace=workspace, name="big", kind="git", location=f"file://{remote}")
+    with pytest.raises(SourceError, match="GIT_SOURCE_MAX_FETCH_BYTES"):
+        source_sync(source_id=source.pk, enqueue=False)
+    mirror = git_mirror_dir(source)
+    assert not list((mirror / "objects" / "pack").glob("*.pack")) and not IndexingJob.objects.exists()
+    shutil.rmtree(mirror, ignore_errors=True)
+
+
+def test_a_blob_over_the_file_limit_is_never_read(source, repo, settings, monkeypatch):
+    settings.INGEST_MAX_FILE_BYTES = 1000
+    big = repo.git("rev-parse", "HEAD:docs/limits.md")
+    read = []
+    monkeypatch.setattr(rag.sources.git_sync, "blob_read", lambda repo, blob: read.append(blob) or b"# Page\n")
+    source_sync(source_id=source.pk, enqueue=False)
+    assert big not in read and len(read) == 2
+
+
+def test_a_sync_queues_at_most_its_item_limit_and_the_next_sync_takes_the_rest(source, settings):
+    settings.GIT_SOURCE_MAX_SYNC_ITEMS = 2
+    first = sync_here(source.pk)
+    source.refresh_from_db()
+    assert first.items.count() == 2 and source.last_changes["left_for_next_sync"] == 1
+    assert "1 file left for the next sync (GIT_SOURCE_MAX_SYNC_ITEMS: 2)" in changes_text(source.last_changes)
+    second = sync_here(source.pk)
+    source.refresh_from_db()
+    assert second.items.count() == 1 and not source.last_changes["left_for_next_sync"]
+
+
+def test_a_blob_size_comes_from_its_header_loose_packed_or_deltified(repo, tmp_path):
+    text = "# Notes\n\n" + "line of notes\n" * 3000
+    repo.commit({"docs/notes.md": text})
+    repo.commit({"docs/notes.md": text + "one more line\n"})  # packed as a delta of the other after gc
+    blobs = [repo.git("rev-parse", f"{rev}:docs/notes.md") for rev in ("HEAD~1", "HEAD")]
+    blobs.append(repo.git("rev-parse", "HEAD:docs/guide.md"))
+    expected = {blob: int(repo.git("cat-file", "-s", blob)) for blob in blobs}
+    loose = Repo(str(repo.path))
+    assert {blob: blob_size(loose, blob) for blob in blobs} == expected
+    repo.git("gc", "-q", "--aggressive")
+    packed = Repo(str(repo.path))
+    assert not list((repo.path / ".git" / "objects").glob("??/*"))  # all packed now
+    assert {blob: blob_size(packed, blob) for blob in blobs} == expected
+    with pytest.raises(KeyError):
+        blob_size(packed, "0" * 40)

@@ -150,3 +150,15 @@ def test_a_source_moved_under_data_dir_later_fails_its_sync_with_the_reason(plac
         source_sync(source_id=source.pk, enqueue=False)
     source.refresh_from_db()
     assert "data folder" in source.last_error and source.last_job is None
+
+
+def test_with_no_roots_named_no_source_reads_this_machine(tmp_path, settings):
+    folder = tmp_path / "share"
+    folder.mkdir()
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit({"guide.md": "# Guide\n"})
+    settings.SOURCE_FOLDER_ROOTS = []
+    for kind, location in (("folder", str(folder)), ("git", str(repo.path)), ("git", f"file://{repo.path}")):
+        with pytest.raises(LocationRefused, match="SOURCE_FOLDER_ROOTS names no folder"):
+            place_check(kind=kind, location=location)
+    place_check(kind="git", location="https://git.example.com/docs.git")  # a remote reads nothing here
