@@ -40,7 +40,7 @@ from chat.api import AnswerIn, answer_create
 from config.api import api
 from rag.api import SearchQuery, TokenOrSession, api_base_url, api_workspace, search_view
 from rag.lineage import parse_version, release_calendar_entries
-from rag.retrieval import MAX_TOP_K, SearchOptionError
+from rag.retrieval import SearchOptionError, SearchParams
 from rag.selectors import document_family, document_get, version_labels
 
 REQUEST_KEY = "docent.mcp.request"  # where the view leaves the checked Django request for the tools
@@ -96,7 +96,7 @@ def _with_database(call: Callable[[], T]) -> T:
 def search(question: Question, workspace: Workspace, ctx: Context, as_of_version: AsOfVersion = "",
            as_of_date: AsOfDate = None,
            doc_type: Annotated[str, Field(max_length=50, description="only documents of this type, e.g. api")] = "",
-           top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="how many passages")] = 5) -> dict[str, Any]:
+           top_k: Annotated[int, SearchParams.model_fields["top_k"]] = 5) -> dict[str, Any]:
     request = _request(ctx)
     return _with_database(lambda: search_view(request, SearchQuery(
         q=question, workspace=workspace, as_of_version=as_of_version, as_of_date=as_of_date,
