@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
-import anyio
 from a2wsgi import ASGIMiddleware
 from django.contrib.auth.decorators import login_not_required
 from django.db import close_old_connections
@@ -189,7 +188,7 @@ async def _manager_run(manager: StreamableHTTPSessionManager, started: threading
     """What the ASGI app's lifespan would do: a2wsgi sends no lifespan events, so the manager runs here."""
     async with manager.run():
         started.set()
-        await anyio.sleep_forever()
+        await asyncio.Event().wait()  # as long as the process lives
 
 
 @functools.cache
