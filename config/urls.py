@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from config.api import api_urls
 from config.health import healthz
+from config.mcp import mcp_view
 from rag.metrics import metrics_view
 
 urlpatterns = [
@@ -13,6 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("metrics", metrics_view, name="metrics"),
     path("api/v1/", api_urls()),
+    path("mcp", mcp_view, name="mcp"),
     path("", include("rag.urls")),
     path("", include("chat.urls")),
 ]
