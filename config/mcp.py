@@ -38,7 +38,7 @@ from pydantic import Field, ValidationError
 from chat.api import AnswerIn, answer_create
 from config.api import api
 from rag.api import SearchQuery, TokenOrSession, api_base_url, api_workspace, search_view
-from rag.lineage import parse_version, release_calendar_entries
+from rag.releases import parse_version, release_calendar_entries
 from rag.retrieval import SearchOptionError, SearchParams
 from rag.selectors import document_family, document_get, version_labels
 
