@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 _DJANGO_BOUND = {"CONTRADICTION_ACTIONS", "contradictions_prune", "MergeStats", "chunks_detach", "contradiction_resolve", "document_merge",
-               "reviews_carry_over", "workspace_merge"}
+               "releases_settle", "reviews_carry_over", "workspace_merge"}
 
 __all__ = sorted(_DJANGO_BOUND)
 
