@@ -49,7 +49,15 @@ class VersionPlan:
     def newest_release_line(self) -> str:
         return self.as_of_version if self.latest == "line" else ""
 
+    @property
+    def topic(self) -> str:
+        """What a change question is about ("rate limit"), for the answer to quote each side's statement of it."""
+        if self.mode == "change" and self.analysis and self.analysis.change:
+            return self.analysis.change.topic
+        return ""
+
     def describe(self) -> dict[str, Any]:
+        """The plan as printed: `manage.py search --json`, the search API, an answer's stored search."""
         return {
             "mode": self.mode,
             "as_of_version": self.as_of_version or None,
@@ -57,9 +65,7 @@ class VersionPlan:
             "change": list(self.change) if self.change else None,
             "latest": self.latest or None,
             "query": self.query,
-            # What a change question is about ("rate limit"), for the answer to quote each side's statement of it.
-            "topic": self.analysis.change.topic if self.mode == "change" and self.analysis and self.analysis.change
-            else "",
+            "topic": self.topic,
         }
 
 
