@@ -357,7 +357,8 @@ def measure(size: int, queries: list[str], query_vectors: np.ndarray, real_chunk
         timings, results = _alternating(number, lambda: run(query, vector), lambda: run(query, vector, **UNVERSIONED))
         replaced += results.stats.get("superseded_replaced", 0)
         demoted += results.stats.get("retired_demoted", 0)
-        plan_modes[results.stats["versions"]["mode"]] = plan_modes.get(results.stats["versions"]["mode"], 0) + 1
+        mode = results.plan.mode if results.plan else "present"
+        plan_modes[mode] = plan_modes.get(mode, 0) + 1
         versioned.extend(timings[True])
         unversioned.extend(timings[False])
         versioned_best.append(min(timings[True]))

@@ -20,6 +20,7 @@ from chat.changes import compose_change
 from chat.extractive import Extract, compose_extractive, question_vector
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
+from rag.retrieval import SearchResultSet
 from rag.selectors import workspace_release_labels
 from chat.search import search_for_chat
 
@@ -82,32 +83,31 @@ class Timer:
         self._start = now
 
 
-def _search(question: str, *, workspace, options: dict) -> tuple[list[Any], dict[str, Any]]:
+def _search(question: str, *, workspace, options: dict) -> tuple[SearchResultSet, dict[str, Any]]:
     """Run retrieval with a conversation's options; returns results and what was used."""
     # Provenance is always fetched (where licensed); the option only decides whether it starts expanded.
     results, used = search_for_chat(question, workspace=workspace, options={**options, "provenance": True},
                                     top_k=settings.ANSWER_TOP_K, query_embedding=question_vector(question))
     used = {**used, "options": dict(options)}
-    return list(results), used
+    return results, used
 
 
-def _compose(question: str, results: Sequence[Any], used: dict[str, Any], workspace) -> Extract:
+def _compose(question: str, results: SearchResultSet, workspace) -> Extract:
     """A change question states each version's side; any other question, the best statements."""
-    stats = used.get("stats", {})
-    versions = stats.get("versions") or {}
-    if versions.get("mode") == "change" and stats.get("change_sides"):
-        return compose_change(versions.get("topic") or question, results, stats["change_sides"],
+    plan = results.plan
+    if plan is not None and plan.mode == "change" and results.change_sides:
+        return compose_change(plan.topic or question, results, results.change_sides,
                               releases=workspace_release_labels(workspace_id=workspace.pk))
-    if versions.get("mode") == "as_of":
+    if plan is not None and plan.mode == "as_of":
         # Asked about one release or date: its statements answer, none replaced by a newer one.
-        as_of = versions.get("as_of_version") or versions.get("as_of_date") or "as of"
-        return compose_extractive(versions.get("query") or question, results, as_of=as_of)
+        as_of = plan.as_of_version or (plan.as_of_date.isoformat() if plan.as_of_date else "") or "as of"
+        return compose_extractive(plan.query or question, results, as_of=as_of)
     return compose_extractive(question, results)
 
 
-def _extractive(question: str, results: Sequence[Any], used: dict[str, Any], timer: Timer, workspace,
+def _extractive(question: str, results: SearchResultSet, used: dict[str, Any], timer: Timer, workspace,
                 notice: str = "") -> Answer:
-    extract = _compose(question, results, used, workspace)
+    extract = _compose(question, results, workspace)
     timer.lap("compose_ms")
     return Answer(extract.text, contradictions_mark(extract.citations), "extractive", notice=notice, search=used, timings=timer.timings,
                   abstained=extract.abstained, closest=extract.closest, evidence=extract.evidence)

@@ -26,6 +26,7 @@ from chat.questions import values_in
 from chat.releases import row_for_release
 from rag.facts import extract_facts, fact_differences
 from rag.releases import version_key
+from rag.retrieval import ChangeSide
 
 _TAIL_WORDS = 4
 # The unit a value is written with ends where the sentence goes on: "600 requests per minute | to the gateway".
@@ -142,7 +143,7 @@ def _pair_score(old: Unit, new: Unit, releases: Sequence[str] = ()) -> float:
     return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
 
 
-def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict], *,
+def compose_change(topic: str, results: Sequence[Any], sides: Sequence[ChangeSide], *,
                    releases: Sequence[str] = ()) -> Extract:
     """The change in one line, then each version's statement of the topic, oldest first, each cited and
     dated. A version with nothing on the topic says so; a topic no statement is about abstains.
@@ -156,7 +157,7 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict], *,
     evidence = round(max(unit.relevance for unit in units), 4)
     if evidence < settings.ANSWER_RELEVANCE_FLOOR:
         return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
-    by_side = [sorted((u for u in units if u.result.chunk_id in set(side["chunk_ids"])), key=lambda u: -u.score)
+    by_side = [sorted((u for u in units if u.result.chunk_id in set(side.chunk_ids)), key=lambda u: -u.score)
                for side in sides]
     chosen: list[Unit | None] = [ranked[0] if ranked else None for ranked in by_side]
     if len(by_side) == 2 and all(by_side):
@@ -169,7 +170,7 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict], *,
     citations: list[dict] = []
     for side, best in zip(sides, chosen):
         if best is None:
-            parts.append(f"In {side['label']}: nothing in the documents of that version states it.")
+            parts.append(f"In {side.label}: nothing in the documents of that version states it.")
             continue
         source = best.result
         n = len(citations) + 1
@@ -177,9 +178,9 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[dict], *,
                                       relevance=round(min(1.0, max(0.0, best.score)), 3),
                                       sentence_ids=best.sentence_ids))
         dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
-        parts.append(f"In {side['label']}{dated}: {row_for_release(best.text, side['label'])} [{n}]")
+        parts.append(f"In {side.label}{dated}: {row_for_release(best.text, side.label)} [{n}]")
     old, new = chosen[0], chosen[-1]
-    summary = summary_line(old, new, sides[0]["label"], sides[-1]["label"], releases=releases) \
+    summary = summary_line(old, new, sides[0].label, sides[-1].label, releases=releases) \
         if len(chosen) == 2 and old is not None and new is not None \
         and any(not is_release(value, releases) for value in values_in(old.text)) else ""
     return Extract((f"{summary}\n" if summary else "") + " ".join(parts), citations, evidence=evidence)

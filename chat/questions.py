@@ -15,11 +15,10 @@ from __future__ import annotations
 import re
 
 from rag.facts import extract_facts
+from rag.releases import answer_states_a_change
 
 KINDS = ("value", "definition", "steps", "yesno", "change", "list")
 
-_CHANGE = re.compile(r"\bwhat(?:'s| has| have| was)? (?:changed|new)\b|\bhow (?:did|has|have) .*\bchanged?\b|"
-                     r"\bsince when\b|\bstill\b|\bdifferen|\bcompared? (?:to|with)\b|\bno longer\b", re.I)
 _STEPS = re.compile(r"^\s*(?:how (?:do|can|should|would) (?:i|we|you|one)\b|how to\b|what (?:are the )?steps\b|"
                     r"what (?:is the )?(?:procedure|process)\b)", re.I)
 _YESNO = re.compile(r"^\s*(?:is|are|does|do|can|could|should|will|would|has|have|was|were|did|must|may)\b", re.I)
@@ -41,7 +40,7 @@ _TOKEN_VALUE = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+
 
 def question_kind(question: str, *, change: bool = False) -> str:
     """One of KINDS: what the answer has to state. `change`: retrieval already planned a change question."""
-    if change or _CHANGE.search(question):
+    if change or answer_states_a_change(question):
         return "change"
     if _STEPS.search(question):
         return "steps"

@@ -11,8 +11,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from rag.dedup import contradictions_prune
-from rag.releases import parse_version, version_key, workspace_releases_infer
+from rag.dedup import releases_settle
+from rag.releases import parse_version, version_key
 from rag.models import Release
 
 
@@ -75,6 +75,4 @@ class ReleaseAdmin(admin.ModelAdmin):
 
 def _placed_again(workspace_id: int) -> dict[str, int]:
     """The workspace's documents placed by the calendar as it now is; passages of two releases never contradict."""
-    counts = workspace_releases_infer(workspace_id=workspace_id)
-    contradictions_prune(workspace_id=workspace_id)
-    return counts
+    return releases_settle(workspace_id=workspace_id, rebuild=False)  # the staff's row is the calendar's word

@@ -14,9 +14,10 @@ from rag.dedup.merge import (
     chunks_detach,
     contradiction_resolve,
     document_merge,
+    releases_settle,
     reviews_carry_over,
     workspace_merge,
 )
 
 __all__ = ["CONTRADICTION_ACTIONS", "MergeStats", "chunks_detach", "contradiction_resolve", "contradictions_prune",
-           "document_merge", "reviews_carry_over", "workspace_merge"]
+           "document_merge", "releases_settle", "reviews_carry_over", "workspace_merge"]

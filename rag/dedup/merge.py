@@ -333,13 +333,25 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
         stats.chunks, stats.search = len(chunk_ids), plan.strategy
         involved = set(CanonicalRecord.objects.filter(workspace_id=workspace_id).values_list("pk", flat=True))
         stats.add(_apply(workspace_id, union.groups(), involved))
-        calendar_rebuild(workspace_id=workspace_id)
-        workspace_releases_infer(workspace_id=workspace_id)  # before contradictions: two releases never contradict
-        contradictions_prune(workspace_id=workspace_id)
+        releases_settle(workspace_id=workspace_id, rebuild=True)
         stats.contradictions_raised = contradictions_raise(workspace_id, near_pairs(candidates), everything=True)
     stats.seconds = time.monotonic() - started
     logger.info("merge: workspace merged", extra={"workspace_id": workspace_id, **stats.__dict__})
     return stats
+
+
+def releases_settle(*, workspace_id: int, rebuild: bool, dry_run: bool = False) -> dict[str, int]:
+    """The steps after a merge or a calendar edit, in the one order that holds: the calendar (read again from the
+    series pages with `rebuild`), then each unlabelled document's release, placed by the calendar's dates, then the
+    pending contradictions pruned, because two releases' passages never contradict and which release a passage
+    speaks for is known only now. `dry_run`: count what inference would change, write nothing.
+    Returns workspace_releases_infer's counts."""
+    if rebuild and not dry_run:
+        calendar_rebuild(workspace_id=workspace_id)
+    counts = workspace_releases_infer(workspace_id=workspace_id, dry_run=dry_run)
+    if not dry_run:
+        contradictions_prune(workspace_id=workspace_id)
+    return counts
 
 
 def chunks_detach(*, chunk_ids: list[int]) -> None:

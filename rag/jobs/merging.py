@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from rag.dedup import MergeStats, contradictions_prune, document_merge
+from rag.dedup import MergeStats, document_merge, releases_settle
 from rag.jobs.lifecycle import job_items_merged
 from rag.jobs.queue import merge_send
-from rag.releases import calendar_update, workspace_releases_infer
+from rag.releases import calendar_update
 
 
 def document_merge_settle(*, document_id: int) -> MergeStats:
@@ -16,8 +16,7 @@ def document_merge_settle(*, document_id: int) -> MergeStats:
     stats = document_merge(document_id=document_id)
     calendar_update(document_id=document_id)  # the releases its page speaks for, in the calendar
     for workspace_id in sorted(job_items_merged(document_id=document_id)):
-        workspace_releases_infer(workspace_id=workspace_id)
-        contradictions_prune(workspace_id=workspace_id)  # two releases' passages, once known, never contradict
+        releases_settle(workspace_id=workspace_id, rebuild=False)  # the calendar is this document's, just updated
     return stats
 
 

@@ -9,6 +9,7 @@ The face everyone outside the package uses, with plain imports (go-to-definition
 - calendar: release dates (Release rows), a release's window, the newest release's pages;
 - inference: the release of an unlabelled document (`workspace_releases_infer`);
 - scope: the documents current at a release or a date (`documents_as_of`), the workspace's labels;
+- cues: what a question's words ask of time (a change, the newest release, LTS, history), one pattern each;
 - questions, plan: what a question asks of time (`analyse_query`), and the plan a search follows (`release_plan`).
 
 Below rag/lineage, ingest, retrieval and dedup; it reads rag.models and the ground modules only, so importing
@@ -31,14 +32,20 @@ from rag.releases.calendar import (
 )
 from rag.releases.inference import ReleaseGuess, batch_members, workspace_releases_infer
 from rag.releases.scope import documents_as_of, documents_as_of_each, workspace_version_labels
+from rag.releases.cues import (
+    answer_states_a_change, asks_history, asks_newest_release, asks_what_changed, may_name_a_time,
+    names_long_term_support, names_the_latest_release,
+)
 from rag.releases.questions import ChangeQuestion, QueryLineage, analyse_query
 from rag.releases.plan import VersionPlan, release_plan
 
 __all__ = [
     "CalendarEntry", "ChangeQuestion", "QueryLineage", "ReleaseGuess", "SERIES_TITLE", "SeriesRelease",
-    "VERSION_SOURCES", "VersionLabel", "VersionMention", "VersionPlan", "analyse_query", "batch_members",
+    "VERSION_SOURCES", "VersionLabel", "VersionMention", "VersionPlan", "analyse_query", "answer_states_a_change",
+    "asks_history", "asks_newest_release", "asks_what_changed", "batch_members",
     "calendar_read_once", "calendar_rebuild", "calendar_update", "documents_as_of", "documents_as_of_each",
-    "extract_version_label", "heading_release", "mentioned_releases", "newest_release_pages", "of_release",
+    "extract_version_label", "heading_release", "may_name_a_time", "mentioned_releases", "names_long_term_support",
+    "names_the_latest_release", "newest_release_pages", "of_release",
     "parse_version", "path_version_stem", "release_calendar", "release_calendar_entries", "release_label",
     "release_labels", "release_plan", "release_window", "series_end", "series_label", "series_metadata",
     "series_names", "series_of", "strip_versions", "text_versions", "version_in_series", "version_key",

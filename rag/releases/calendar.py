@@ -26,6 +26,7 @@ from functools import lru_cache
 from django.db.models import Q
 from packaging.version import Version
 
+from rag.releases.cues import names_long_term_support
 from rag.releases.order import parse_version, version_in_series, version_key
 from rag.models import Chunk, Document, Release
 
@@ -174,9 +175,6 @@ def series_end(calendar: Iterable[tuple[Version, datetime]], label: str) -> date
     return release_window(calendar, label)[1]
 
 
-_LONG_TERM = re.compile(r"\bLTS\b|long[- ]term[- ]support", re.I)
-
-
 def newest_release_pages(*, workspace_id: int, question: str, line: str = "", long_term: bool = False) -> list[int]:
     """The pages that speak for the newest release a question asks about ("the latest Django release", "the last
     4.2 patch", "the current LTS"), by version order, never by file date: every release's notes ship with the
@@ -207,7 +205,7 @@ def _long_term_releases(document_ids: set[int]) -> set[tuple[int, Version]]:
     for document_id, text in Chunk.objects.filter(document_id__in=document_ids, text__iregex=r"\mLTS\M|long.term.support") \
             .values_list("document_id", "text"):
         for sentence in re.split(r"(?<=[.!?])\s+", text):
-            if _LONG_TERM.search(sentence):
+            if names_long_term_support(sentence):
                 found |= {(document_id, version) for version in map(parse_version, re.findall(r"\d+\.\d+(?:\.\d+)?",
                                                                                                sentence)) if version}
     return found

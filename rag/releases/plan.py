@@ -7,28 +7,14 @@ answer is composed by it (chat.answering).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from rag.releases.cues import asks_history, asks_newest_release, may_name_a_time, names_long_term_support
 from rag.releases.order import parse_version
 from rag.releases.questions import QueryLineage, analyse_query
 from rag.releases.scope import documents_as_of, documents_as_of_each, workspace_version_labels
-
-
-# A question that names a version, a date or a change has a digit or one of these words; any other
-# question is about the present, and the workspace's labels need not be read for it.
-_MAY_NAME_A_TIME = re.compile(r"\d|chang|new|differ|since|before|as of|remov|deprecat|introduc|added|compar|latest"
-                              r"|recent|last|final|current|lts|long.term", re.I)
-# A question about the newest release itself ("what's new in the latest release", "the last 4.2 patch", "the current
-# LTS"): answered by the page of the newest release by version order, never by file date.
-_LATEST_RELEASE = re.compile(r"\b(?:latest|newest|most\s+recent|current|last|final)\b(?:\W+[\w.]+){0,3}?\W+"
-                             r"(?:release|version|patch|bugfix|lts|long[- ]term)", re.I)
-_LONG_TERM = re.compile(r"\blts\b|long[- ]term[- ]support", re.I)
-# Questions that ask for the history a release's own notes tell: those keep every release's notes at their rank.
-_ASKS_HISTORY = re.compile(r"\b(?:new|chang\w*|added|removed|deprecat\w*|introduced|release\s+notes?|changelog|"
-                           r"history|fix(?:es|ed)?|upgrad\w*)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -49,7 +35,15 @@ class VersionPlan:
     def newest_release_line(self) -> str:
         return self.as_of_version if self.latest == "line" else ""
 
+    @property
+    def topic(self) -> str:
+        """What a change question is about ("rate limit"), for the answer to quote each side's statement of it."""
+        if self.mode == "change" and self.analysis and self.analysis.change:
+            return self.analysis.change.topic
+        return ""
+
     def describe(self) -> dict[str, Any]:
+        """The plan as printed: `manage.py search --json`, the search API, an answer's stored search."""
         return {
             "mode": self.mode,
             "as_of_version": self.as_of_version or None,
@@ -57,9 +51,7 @@ class VersionPlan:
             "change": list(self.change) if self.change else None,
             "latest": self.latest or None,
             "query": self.query,
-            # What a change question is about ("rate limit"), for the answer to quote each side's statement of it.
-            "topic": self.analysis.change.topic if self.mode == "change" and self.analysis and self.analysis.change
-            else "",
+            "topic": self.topic,
         }
 
 
@@ -72,18 +64,18 @@ def release_plan(query: str, *, workspace_id: int, as_of_version: str = "", as_o
     if not analyse:
         return plan
     latest = ""
-    if _LONG_TERM.search(query) and not plan.as_of_version:
+    if names_long_term_support(query) and not plan.as_of_version:
         latest = "lts"
-    elif _LATEST_RELEASE.search(query):
+    elif asks_newest_release(query):
         latest = "line" if plan.mode == "as_of" and plan.as_of_version else "latest" if plan.mode == "present" else ""
-    return replace(plan, latest=latest, history=bool(latest or plan.change or _ASKS_HISTORY.search(query)))
+    return replace(plan, latest=latest, history=bool(latest or plan.change or asks_history(query)))
 
 
 def _release_plan(query: str, *, workspace_id: int, as_of_version: str, as_of_date: datetime | None,
                   analyse: bool) -> VersionPlan:
     if as_of_version or as_of_date:
         return _as_of(query, workspace_id, as_of_version, as_of_date, None)
-    if not analyse or not _MAY_NAME_A_TIME.search(query):
+    if not analyse or not may_name_a_time(query):
         return VersionPlan(query=query, mode="present")
     labels = workspace_version_labels(workspace_id=workspace_id)
     analysis = analyse_query(query, known_labels=labels)

@@ -19,6 +19,7 @@ from django.utils import timezone
 from packaging.version import Version
 
 from rag.dates import MONTH_NAMES, midnight, phrase_period
+from rag.releases.cues import asks_what_changed, names_the_latest_release
 from rag.releases.labels import VersionMention, text_versions
 from rag.releases.order import parse_version, version_in_series
 
@@ -158,38 +159,13 @@ def _as_of_date(match: re.Match[str], now: datetime | None) -> datetime | None:
 
 
 # --- change questions --------------------------------------------------------------------------------
-
-# Strong cues make a change question on their own; weak ones ("removed", "different") only
-# with a version or "the latest release" ("why is my route no longer matched?" is not one).
-_CHANGE_CUES = re.compile(
-    r"\bwhat(?:'s|’s|s|\s+is|\s+are)?\s+(?:new|changed)\b|\bwhat\s+(?:has|have)\s+changed\b"
-    r"|\bwhat\s+(?:were|are)\s+the\s+(?:changes|differences)\b|\bwhat\s+changes\b"
-    r"|\bchanged\b|\b(?:differ|differences?|difference)\s+between\b"
-    r"|\bhow\s+(?:did|has|have)\b.*\bchange\b",
-    re.I,
-)
-# "changes in/to/since" asks for changes after nothing, a determiner or a question word ("any
-# changes to the port in 3.0?"). After a topic word it is a compound noun the question is about
-# ("did nodes pick up configuration changes in 2.1?", "for a configuration change to reach the
-# nodes") unless a question word leads the noun phrase ("what configuration changes since 2.0?")
-# or the noun phrase is all there is before it, as in a search-box query ("rate limit changes in 3.0").
-_CHANGE_NOUN = re.compile(r"\bchanges?\s+(?:in|to|from|between|since)\b", re.I)
-_CHANGE_NOUN_LEADS = {
-    "the", "any", "what", "which", "these", "those", "all", "major", "breaking", "notable", "main", "key", "recent",
-    "important", "significant", "big", "biggest", "other", "some", "list",
-}  # fmt: skip
-_ASKS_FOR_CHANGES = re.compile(r"\b(?:what|which|any|there|list)\s+(?:[\w-]+\s+){1,3}$", re.I)
-_TERSE_QUERY = re.compile(
-    r"\s*(?:(?!(?:how|what|which|when|where|why|who|did|does|do|is|are|was|were|can|could|should|will|would)\b)"
-    r"[\w-]+\s+){1,3}",
-    re.I,
-)
+# Whether a question asks for a change at all is rag.releases.cues'; these read its sides and its topic.
+# Weak cues ("removed", "different") make a change question only with a version or "the latest release".
 _WEAK_CHANGE_CUES = re.compile(
     r"\b(?:differs?|differences?|different|compared?|comparison|versus|vs\.?|new\s+in|added|introduced|removed"
     r"|deprecated|dropped|no\s+longer|anymore)\b",
     re.I,
 )
-_LATEST = re.compile(r"\b(?:latest|newest|most\s+recent|current|last)\s+(?:release|version|update)s?\b", re.I)
 _WHATS_NEW = re.compile(r"\bwhat(?:'s|’s|s|\s+is|\s+are)?\s+new\b|\bnew\s+in\b", re.I)
 _CHANGE_WORDING = re.compile(
     r"\bwhat(?:'s|’s|s|\s+is|\s+are)?\s+(?:new|different)\b|\bwhat\s+(?:has\s+|have\s+)?changed\b"
@@ -205,20 +181,6 @@ _EDGE_WORDS = {
     "in", "to", "of", "for", "about", "with", "on", "and", "between", "from", "since", "there", "any", "anything",
     "s", "been", "got", "get", "gets", "that", "it", "its", "me", "tell", "show", "list", "please", "ve",
 }  # fmt: skip
-
-
-def _asks_for_changes(question: str) -> bool:
-    """A strong change cue, or "changes in/to/since ..." that is not a compound noun (above)."""
-    if _CHANGE_CUES.search(question):
-        return True
-    for match in _CHANGE_NOUN.finditer(question):
-        before = question[: match.start()]
-        words_before = re.findall(r"[\w'’-]+", before)
-        if not words_before or words_before[-1].lower() in _CHANGE_NOUN_LEADS:
-            return True
-        if _ASKS_FOR_CHANGES.search(before) or _TERSE_QUERY.fullmatch(before):
-            return True
-    return False
 
 
 def _topic(text: str) -> str:
@@ -239,9 +201,9 @@ def _change(
     two_sided = len(set(versions)) >= 2 and bool(
         re.search(r"\bbetween\b|\bfrom\b.*\bto\b|\bvs\.?\b|\bversus\b", question, re.I)
     )
-    asks_latest = bool(_LATEST.search(question))
+    asks_latest = names_the_latest_release(question)
     weak = bool(_WEAK_CHANGE_CUES.search(question)) and (bool(versions) or asks_latest)
-    if not (_asks_for_changes(question) or weak or old_side or two_sided):
+    if not (asks_what_changed(question) or weak or old_side or two_sided):
         return None
     by_version = sorted({label: parse_version(label) for label in versions}.items(), key=lambda item: item[1])
     latest = asks_latest or (not versions and bool(_WHATS_NEW.search(question)))

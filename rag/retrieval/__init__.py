@@ -17,7 +17,7 @@ from rag.retrieval.options import (
     parse_datetime_bound,
     validation_message,
 )
-from rag.retrieval.results import UNLICENSED, SearchResult, SearchResultSet, chunk_url_path
+from rag.retrieval.results import UNLICENSED, ChangeSide, SearchResult, SearchResultSet, chunk_url_path
 from rag.retrieval.search import search
 from rag.retrieval.subjects import subjects_named
 from rag.retrieval.vectors import NeighbourPlan, chunk_neighbours, close_pairs, neighbour_plan, pair_similarities
@@ -29,6 +29,7 @@ __all__ = [
     "NeighbourPlan",
     "RECENCY_MODES",
     "UNLICENSED",
+    "ChangeSide",
     "SearchFilters",
     "SearchOptionError",
     "SearchOptions",

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
+
+if TYPE_CHECKING:
+    from rag.releases import VersionPlan
 
 # canonical_filtering values
 APPLIED = "applied"  # one result per canonical record, newest version shown
@@ -107,6 +110,17 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class ChangeSide:
+    """The results that answer for one release of a change question: the answer states each side."""
+
+    label: str
+    chunk_ids: tuple[int, ...]
+
+    def describe(self) -> dict[str, Any]:
+        return {"label": self.label, "chunk_ids": list(self.chunk_ids)}
+
+
 class SearchResultSet(list):
     """The results, best first, plus what was applied, so that a caller can show and store it.
 
@@ -131,6 +145,10 @@ class SearchResultSet(list):
         self.options = options
         self.filters = filters
         self.stats = stats
+        # What the question asked of time, and for a change question which results answer for which release, oldest
+        # first: typed for the answer (chat.answering); `stats` holds them as printed ("versions", "change_sides").
+        self.plan: VersionPlan | None = None
+        self.change_sides: tuple[ChangeSide, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         """Everything but the results: what to persist beside an answer."""

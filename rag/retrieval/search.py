@@ -57,7 +57,7 @@ from rag.retrieval.ranking import (
     recency_factor,
     with_recency,
 )
-from rag.retrieval.results import APPLIED, OFF, UNLICENSED, SearchResult, SearchResultSet, interleaved
+from rag.retrieval.results import APPLIED, OFF, UNLICENSED, ChangeSide, SearchResult, SearchResultSet, interleaved
 from rag.retrieval.subjects import demote_other_subjects, different_subjects, subjects_named, workspace_subjects
 from rag.retrieval.versions import (
     newest_release_first,
@@ -141,16 +141,15 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
         clock.lap("change_sides_ms")
         result_set.stats["timings_ms"] = clock.laps  # the whole question's, both sides in one lap
         # Which result answers for which version, oldest first: the answer states each side.
-        result_set.stats["change_sides"] = [
-            {"label": label, "chunk_ids": [r.chunk_id for r in side]}
-            for (label, _documents), side in reversed(list(zip(plan.scopes, sides)))
-        ]
+        result_set.change_sides = tuple(ChangeSide(label, tuple(r.chunk_id for r in side))
+                                        for (label, _documents), side in reversed(list(zip(plan.scopes, sides))))
+        result_set.stats["change_sides"] = [side.describe() for side in result_set.change_sides]
     if plan.latest:
         _newest_release_first(result_set, plan, query, options, reads)
         clock.lap("newest_release_ms")
     attach_details(result_set, options)
     clock.lap("details_ms")
-    result_set.stats["versions"] = plan.describe()
+    result_set.plan, result_set.stats["versions"] = plan, plan.describe()
     result_set.query = query
     _one_label_per_release(result_set, workspace_id=options.workspace_id)
     clock.lap("labels_ms")

@@ -10,11 +10,15 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
+from rag.admin import releases as admin_releases
+from rag.dedup import merge
 from rag.facts import extract_facts, fact_differences, highlight_segments
 from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, workspace_merge
 from rag.dedup.neighbours import member_edges, pairwise_edges, search_plan
 from rag.documents import documents_archive, documents_unarchive
+from rag.jobs import merging
 from rag.jobs.run import job_item_run
+from rag.management.commands import lineage_releases
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.records import record_members
 from rag.retrieval.vectors import neighbours_sql
@@ -707,3 +711,22 @@ def test_a_merge_waiting_too_long_for_its_workspace_fails_with_an_error_the_task
         other.close()
     assert issubclass(OperationalError, TRANSIENT_ERRORS) and merge_document.autoretry_for == TRANSIENT_ERRORS
     assert document_merge(document_id=document.pk).chunks == 4  # the lock is free again
+
+
+def test_the_steps_after_a_merge_run_in_one_order_from_every_caller(monkeypatch):
+    """Calendar, then each document's release, then contradictions pruned: inference reads the calendar's dates, and
+    a contradiction between two releases' passages is pruned only once their releases are known."""
+    steps: list[str] = []
+    monkeypatch.setattr(merge, "calendar_rebuild", lambda *, workspace_id: steps.append("calendar"))
+    monkeypatch.setattr(merge, "workspace_releases_infer",
+                        lambda *, workspace_id, dry_run: steps.append("dry run" if dry_run else "infer") or {})
+    monkeypatch.setattr(merge, "contradictions_prune", lambda *, workspace_id: steps.append("prune"))
+    assert merge.releases_settle(workspace_id=1, rebuild=True) == {}
+    assert steps == ["calendar", "infer", "prune"]
+    steps.clear()
+    merge.releases_settle(workspace_id=1, rebuild=True, dry_run=True)
+    assert steps == ["dry run"]
+    steps.clear()
+    admin_releases._placed_again(1)
+    assert steps == ["infer", "prune"]
+    assert {module.releases_settle for module in (merging, lineage_releases)} == {merge.releases_settle}

@@ -184,6 +184,22 @@ def test_retrieval_answers_from_the_present_unless_asked_about_a_version(workspa
     assert sides == {docs["api-reference-v2.1.md"].pk, docs["api-reference-v3.adoc"].pk}
 
 
+def test_the_version_plan_crosses_to_the_answer_typed_and_prints_as_before(workspace, encoder, tmp_path):
+    """chat.answering reads the plan and the change sides as attributes; `stats` keeps their printed form."""
+    ingest(workspace, *copy_demo(tmp_path, *API))
+    change = search("What changed in the rate limit between 2.1 and 3.0?", options(workspace, top_k=4))
+    assert change.plan is not None and change.plan.mode == "change" and change.plan.change == ("2.1", "3.0.0")
+    assert change.plan.topic == "rate limit"
+    assert [side.label for side in change.change_sides] == ["2.1", "3.0.0"]  # oldest first
+    assert {r.chunk_id for r in change} <= {chunk for side in change.change_sides for chunk in side.chunk_ids}
+    assert change.stats["versions"] == change.plan.describe()
+    assert change.stats["change_sides"] == [{"label": side.label, "chunk_ids": list(side.chunk_ids)}
+                                            for side in change.change_sides]
+    present = search("What is the default rate limit per API key?", options(workspace, top_k=3))
+    assert present.plan is not None and present.plan.mode == "present" and present.change_sides == ()
+    assert "change_sides" not in present.stats and present.stats["versions"]["topic"] == ""
+
+
 def test_retired_passages_are_demoted_and_labelled(workspace, encoder, tmp_path, settings):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
