@@ -202,7 +202,8 @@ def _ask(request: HttpRequest, conversation: Conversation, question: str) -> dic
 def answer_create(request: HttpRequest, payload: AnswerIn) -> dict[str, Any]:
     """Answer one question from a workspace's documents, with citations (kept as a new conversation)."""
     workspace = api_workspace(request, payload.workspace.strip())
-    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload.stored())
+    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload.stored(),
+                                                save=False)  # stored by the ask, if it is taken
     return _ask(request, conversation, payload.question)
 
 

@@ -75,6 +75,7 @@ def test_the_chat_ask_rate_holds_for_the_api(api, workspace, settings):
     api.call("POST", ANSWERS, ANSWERS, status=200, body={"question": "first"})
     refused = api.call("POST", ANSWERS, ANSWERS, status=429, body={"question": "second"})
     assert refused["error"].startswith("At most 1 questions a minute")
+    assert Conversation.objects.count() == 1  # issue 49: each refusal left an empty conversation behind
 
 
 def test_a_conversation_created_asked_in_listed_and_read(api, workspace, api_versions, licensed):
