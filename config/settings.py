@@ -109,6 +109,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.logging.RequestIdMiddleware",  # before all that logs: every later line of the request carries its id
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.text_input.UnstorableTextMiddleware",  # U+0000 in any field: a 400 naming it, before anything queries
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
