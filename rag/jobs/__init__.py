@@ -18,6 +18,7 @@ from typing import Any
 
 from rag.jobs.broker import (
     broker_client,
+    broker_task_count,
     live_workers,
     scheduler_heartbeat,
     scheduler_heartbeat_end,
@@ -34,8 +35,8 @@ _DJANGO_BOUND = {
     "merge_after_commit": "merging", "job_item_run": "run",
 }
 
-__all__ = ["broker_client", "live_workers", "scheduler_heartbeat", "scheduler_heartbeat_end", "scheduler_last_tick",
-           "worker_heartbeat", "worker_heartbeat_end", "worker_pools", *sorted(_DJANGO_BOUND)]
+__all__ = ["broker_client", "broker_task_count", "live_workers", "scheduler_heartbeat", "scheduler_heartbeat_end",
+           "scheduler_last_tick", "worker_heartbeat", "worker_heartbeat_end", "worker_pools", *sorted(_DJANGO_BOUND)]
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - a name of one of the modules below
