@@ -85,6 +85,8 @@ class UnstorableTextMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith(API_PREFIX) and request.method not in ("GET", "HEAD", "OPTIONS"):
+            request.body  # noqa: B018 - django-ninja reads the body itself: kept whole, the form parse below spends no stream
         found = unstorable_field(request)
         if found is None:
             return self.get_response(request)
