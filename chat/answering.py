@@ -8,6 +8,7 @@ abstain. A generated answer's citation compliance is measured (chat.citations).
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from chat.extractive import Extract, compose_extractive, question_vector
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
 from rag.retrieval import SearchResultSet
-from rag.selectors import workspace_release_labels
+from rag.selectors import paths_as_seen, workspace_release_labels
 from chat.search import search_for_chat
 
 __all__ = ["Answer", "answer", "answer_stream", "citation_for", "compose_extractive", "llm_citations", "llm_messages"]
@@ -41,8 +42,11 @@ class Answer:
     evidence: float | None = None  # an extractive answer's best statement score (the relevance floor's scale)
 
     def metadata(self) -> dict[str, Any]:
-        data = {"citations": self.citations, "search": self.search, "timings": self.timings, "mode": self.mode,
-                "notice": self.notice, "abstained": self.abstained, "closest": self.closest, "evidence": self.evidence}
+        """What the message keeps, its sources' paths as a member reads them: never the server's folders, which
+        chat.api gives staff again by document id (issue 49)."""
+        sources = paths_as_seen(copy.deepcopy([self.citations, self.closest]), full=False)
+        data = {"citations": sources[0], "search": self.search, "timings": self.timings, "mode": self.mode,
+                "notice": self.notice, "abstained": self.abstained, "closest": sources[1], "evidence": self.evidence}
         if self.compliance is not None:
             data["compliance"] = self.compliance
         return data

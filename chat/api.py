@@ -22,6 +22,7 @@ from chat.options import ConversationOptions
 from chat.selectors import conversation_get, conversation_list
 from rag.api import ApiError, api_base_url, api_workspace
 from rag.retrieval import chunk_url_path
+from rag.selectors import paths_as_seen, sees_server_paths
 
 router = Router(tags=["answers"])
 REFUSALS = {400: ApiError, 401: ApiError, 403: ApiError, 404: ApiError, 429: ApiError}
@@ -123,7 +124,8 @@ class ConversationDetailOut(ConversationOut):
 
     @staticmethod
     def resolve_messages(conversation: Conversation, context: dict[str, Any]) -> list[dict[str, Any]]:
-        return [_message(context["request"], message) for message in conversation.messages.all()]
+        request = context["request"]
+        return _paths([_message(request, message) for message in conversation.messages.all()], request)
 
 
 def _url(request: HttpRequest, source: dict) -> str:
@@ -151,20 +153,26 @@ def _message(request: HttpRequest, message: Message) -> dict[str, Any]:
     }
 
 
+def _paths(messages: list[dict[str, Any]], request: HttpRequest) -> list[dict[str, Any]]:
+    """Sources' paths as the caller may read them: the server's for staff, else inside the source (issue 49)."""
+    return paths_as_seen(messages, full=sees_server_paths(request.auth))
+
+
 def _ask(request: HttpRequest, conversation: Conversation, question: str) -> dict[str, Any]:
     try:
         asked, reply = services.message_ask(conversation=conversation, question=question.strip())
     except services.AskRefused as exc:
         raise HttpError(429, str(exc)) from None
-    return {"conversation_id": conversation.pk, "question": _message(request, asked),
-            "answer": _message(request, reply)}
+    question, answer = _paths([_message(request, asked), _message(request, reply)], request)
+    return {"conversation_id": conversation.pk, "question": question, "answer": answer}
 
 
 @router.post("/answers", response={200: AnswerOut, **REFUSALS}, url_name="answers")
 def answer_create(request: HttpRequest, payload: AnswerIn) -> dict[str, Any]:
     """Answer one question from a workspace's documents, with citations (kept as a new conversation)."""
     workspace = api_workspace(request, payload.workspace.strip())
-    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload)
+    conversation = services.conversation_create(user=request.auth, workspace=workspace, options=payload,
+                                                save=False)  # stored by the ask, if it is taken
     return _ask(request, conversation, payload.question)
 
 

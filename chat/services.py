@@ -30,13 +30,20 @@ QUEUED_TOO_LONG_NOTICE = "Every answer worker was busy until the deadline passed
 ANSWER_TASK = "chat.tasks.answer_generate"
 
 
-def conversation_create(*, user, workspace, options: ConversationOptions | None = None) -> Conversation:
+def conversation_create(*, user, workspace, options: ConversationOptions | None = None,
+                        save: bool = True) -> Conversation:
     """A new conversation starts from `options` when given (the API's), else the user's chosen defaults,
-    else the product's; never from whatever the previous conversation happened to filter on."""
+    else the product's; never from whatever the previous conversation happened to filter on.
+
+    `save=False`: not stored yet; message_ask stores it once its first question is taken (issue 49).
+    """
     if options is None:
         saved = SearchDefaults.objects.filter(user=user, workspace=workspace).first()
         options = ConversationOptions.read(saved.search_options if saved else {})
-    return Conversation.objects.create(user=user, workspace=workspace, search_options=options.as_json())
+    conversation = Conversation(user=user, workspace=workspace, search_options=options.as_json())
+    if save:
+        conversation.save()
+    return conversation
 
 
 def conversation_options_update(*, conversation: Conversation, options: ConversationOptions) -> Conversation:
@@ -64,9 +71,10 @@ _ASK_LOCK_NAMESPACE = 23_001
 
 def _ask_check(*, conversation: Conversation) -> None:
     """Raise AskRefused unless this user may ask now; the caller holds the user's ask lock."""
-    messages_expire_pending(conversation=conversation)
-    if conversation.messages.filter(role=Message.Role.ASSISTANT, metadata__pending=True).exists():
-        raise AskRefused("The previous answer is still being written; ask again once it is in.")
+    if conversation.pk is not None:  # one not stored yet has no answer pending
+        messages_expire_pending(conversation=conversation)
+        if conversation.messages.filter(role=Message.Role.ASSISTANT, metadata__pending=True).exists():
+            raise AskRefused("The previous answer is still being written; ask again once it is in.")
     limit = settings.CHAT_ASKS_PER_MINUTE
     recent = Message.objects.filter(conversation__user_id=conversation.user_id, role=Message.Role.USER,
                                     created_at__gte=timezone.now() - timedelta(minutes=1)).count()
@@ -80,13 +88,16 @@ def message_ask(*, conversation: Conversation, question: str, stream: bool = Fal
     This POST is the only thing that starts an LLM call: the generation runs in the
     `answers` queue once the pending row is committed (chat.tasks), and readers of
     the stream only watch the row (see message_stream). Raises AskRefused, storing
-    nothing, while the conversation's previous answer is pending or past the user's rate.
+    nothing (not even an unsaved `conversation`), while the conversation's previous answer is pending or past the
+    user's rate.
     """
     with transaction.atomic():
         with connection.cursor() as cursor:
             # Two tabs asking at once must not both pass the checks below.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_ASK_LOCK_NAMESPACE, conversation.user_id])
         _ask_check(conversation=conversation)
+        if conversation.pk is None:  # stored only now: a refused ask leaves no empty conversation (issue 49)
+            conversation.save()
         asked = Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
         if not conversation.title:
             conversation.title = question[:80]

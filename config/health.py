@@ -1,5 +1,9 @@
 """`/healthz`: the state of every service Docent needs (database, pgvector, Redis, workers, the scheduler),
-for load balancers and people."""
+for load balancers and people.
+
+Anyone reads ok or not per part; versions, worker counts and what failed are for staff sessions and the
+monitoring token (METRICS_TOKEN): they tell a stranger what to attack (issue 49).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from django.views.decorators.http import require_GET
 from django.conf import settings
 
 from rag.jobs import broker_client, scheduler_last_tick, worker_pools
+from rag.metrics import metrics_token_ok
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +57,7 @@ def _check_scheduler() -> dict:
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     # What failed is for staff and the logs: an exception's text names hosts, paths and users.
-    detailed = request.user.is_authenticated and request.user.is_staff
+    detailed = (request.user.is_authenticated and request.user.is_staff) or metrics_token_ok(request)
     checks: dict = {}
     for name, check in (("database", _check_database), ("redis", _check_redis), ("workers", _check_workers),
                         ("scheduler", _check_scheduler)):
@@ -60,12 +65,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
             checks.update(check())
         except Exception as exc:  # a down service is a status to report, not a 500
             logger.warning("healthz: %s check failed", name, exc_info=True)
-            error = f"{type(exc).__name__}: {exc}"[:300] if detailed else "unavailable (details in the server log)"
-            checks[name] = {"ok": False, "error": error}
+            checks[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
             if name == "database":
                 checks["pgvector"] = {"ok": False, "error": "database unreachable"}
             if name == "redis":
                 checks["workers"] = {"ok": False, "error": "redis unreachable"}
                 checks["scheduler"] = {"ok": False, "error": "redis unreachable"}
     healthy = all(item.get("ok") for item in checks.values())
+    if not detailed:
+        checks = {name: {"ok": bool(item.get("ok"))} for name, item in checks.items()}
     return JsonResponse({"status": "ok" if healthy else "down", "checks": checks}, status=200 if healthy else 503)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import sys
@@ -108,6 +109,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.logging.RequestIdMiddleware",  # before all that logs: every later line of the request carries its id
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.text_input.UnstorableTextMiddleware",  # U+0000 in any field: a 400 naming it, before anything queries
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -219,6 +221,16 @@ AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 # How long a locked-out pair waits: guessing becomes slow, a user who mistyped waits minutes, not forever.
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # a guesser locks out itself, not the account's owner
+# Behind a reverse proxy every client has the proxy's address: the header the proxy names the client in
+# ("X-Forwarded-For", "X-Real-IP"), believed only from TRUSTED_PROXIES; none by default: the direct address.
+TRUSTED_PROXY_HEADER = env.str("TRUSTED_PROXY_HEADER", default="")
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=["127.0.0.1", "::1"])  # addresses or networks (10.0.0.0/8)
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        _fail(f"TRUSTED_PROXIES: {_proxy!r} is not an address or a network such as 10.0.0.0/8")
+AXES_CLIENT_IP_CALLABLE = "config.sign_in.client_address"
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # nor keeps a shared address locked by trying on
 AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
 AXES_LOCKOUT_CALLABLE = "config.sign_in.lockout_response"

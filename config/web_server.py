@@ -1,5 +1,5 @@
 """gunicorn's hooks (`--config python:config.web_server`): the bind checked before it listens; each web process
-builds its query encoder after the fork.
+builds its query encoder after the fork; the access log's format, without query strings.
 
 Before gunicorn binds, `on_starting` refuses a bind beyond loopback unless ALLOWED_HOSTS names
 the hosts served and the instance serves the network (config.instance.web_bind_check): the
@@ -17,6 +17,12 @@ import sys
 from typing import Any
 
 from config.instance import InstanceError, web_bind_check
+
+
+# The access log: gunicorn's default less the query string and the referrer (which holds the previous page's):
+# search text and filters (`/documents/?q=...`, `/api/v1/search?q=...`) are the reader's business, not the log's
+# (issue 49). The response's X-Request-ID ties a line to the app's own log lines.
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(M)sms %({x-request-id}o)s'
 
 
 def on_starting(server: Any) -> None:

@@ -23,7 +23,7 @@ from ninja.utils import check_csrf
 
 from rag.models import Workspace
 from rag.retrieval import SearchParams, search
-from rag.selectors import workspace_list
+from rag.selectors import paths_as_seen, sees_server_paths, workspace_list
 from rag.tokens import api_token_user
 
 logger = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class SearchQuery(SearchParams):
 class SearchResultOut(Schema):
     chunk_id: int
     document_id: int
-    path: str = Field(description="as ingested")
+    path: str = Field(description="inside its source (as the documents page shows it); staff: the server's path")
     url: str = Field(description="the document page at this passage")
     title: str
     doc_date: str | None = Field(description="ISO 8601")
@@ -176,4 +176,5 @@ def search_view(request: HttpRequest, params: Query[SearchQuery]) -> dict[str, A
     workspace = api_workspace(request, params.workspace.strip())
     options = params.search_options(workspace=workspace.pk)
     results = search(params.q, options)
-    return {"workspace": workspace.slug, **results.to_dict(base_url=api_base_url(request))}
+    found = paths_as_seen(results.to_dict(base_url=api_base_url(request)), full=sees_server_paths(request.auth))
+    return {"workspace": workspace.slug, **found}

@@ -30,7 +30,8 @@ def _registry() -> CollectorRegistry:
     return REGISTRY
 
 
-def _token_ok(request: HttpRequest) -> bool:
+def metrics_token_ok(request: HttpRequest) -> bool:
+    """The monitoring token (METRICS_TOKEN) as a bearer: a scraper's way to /metrics and /healthz's detail."""
     expected = settings.METRICS_TOKEN
     header = request.headers.get("Authorization", "")
     if not expected or not header.startswith("Bearer "):
@@ -42,7 +43,7 @@ def _token_ok(request: HttpRequest) -> bool:
 @never_cache
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    if not (request.user.is_authenticated and request.user.is_staff) and not _token_ok(request):
+    if not (request.user.is_authenticated and request.user.is_staff) and not metrics_token_ok(request):
         status = 403 if request.user.is_authenticated else 401
         response = JsonResponse({"error": "staff login or a metrics bearer token required"}, status=status)
         if status == 401:

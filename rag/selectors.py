@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import F, Q, QuerySet
@@ -18,6 +19,8 @@ from rag.models import (
     DocumentSibling,
     IndexingJob,
     Workspace,
+    shown_path,
+    shown_path_sql,
 )
 from rag.records import RecordMember, record_members
 
@@ -36,6 +39,42 @@ def workspace_get(*, user: AbstractBaseUser | AnonymousUser, slug: str) -> Works
         raise Http404("No such workspace") from None
 
 
+def sees_server_paths(user: Any) -> bool:
+    """Staff read where a document lies on the server; a member reads its path inside its source (issue 49)."""
+    return bool(getattr(user, "is_staff", False))
+
+
+_Data = TypeVar("_Data")
+
+
+def paths_as_seen(data: _Data, *, full: bool) -> _Data:
+    """Every "path" beside a "document_id" in `data` (dicts and lists, as answers and results are kept and sent),
+    set to the document's full path (`full`, staff) or the path pages show, in place; one read for all of them."""
+    found: list[dict] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if "path" in value and isinstance(value.get("document_id"), int):
+                found.append(value)
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(data)
+    if not found:
+        return data
+    documents = Document.objects.filter(pk__in={entry["document_id"] for entry in found}).only("path", "display_path")
+    paths = {document.pk: document.path if full else document.shown_path for document in documents}
+    for entry in found:
+        if entry["document_id"] in paths:
+            entry["path"] = paths[entry["document_id"]]
+        elif not full:  # the document is gone: at least not the server's folders
+            entry["path"] = shown_path(str(entry["path"] or ""))
+    return data
+
+
 def document_list(
     *,
     workspace: Workspace,
@@ -45,7 +84,9 @@ def document_list(
     date_from=None,
     date_to=None,
     include_archived: bool = False,
+    full_paths: bool = False,
 ) -> QuerySet[Document]:
+    """`full_paths`: `query` matches the server path (staff), else the path a member reads."""
     documents = Document.objects.filter(workspace=workspace)
     if not include_archived:
         documents = documents.filter(archived=False)
@@ -56,7 +97,10 @@ def document_list(
     elif status:
         documents = documents.filter(status=status)
     if query:
-        documents = documents.filter(Q(title__icontains=query) | Q(path__icontains=query))
+        if full_paths:
+            documents = documents.filter(Q(title__icontains=query) | Q(path__icontains=query))
+        else:
+            documents = documents.alias(shown=shown_path_sql()).filter(Q(title__icontains=query) | Q(shown__icontains=query))
     if date_from:
         documents = documents.filter(doc_date__date__gte=date_from)
     if date_to:

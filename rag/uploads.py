@@ -377,7 +377,7 @@ def _upload_items(workspace: Workspace, staged: list[_Staged]) -> list[IndexingJ
     for document in Document.objects.filter(
         workspace=workspace, archived=False, status=Document.Status.INDEXED,
         content_hash__in={entry.digest for entry in staged if entry.digest},
-    ).only("pk", "path", "content_hash", "chunk_count").order_by("pk"):
+    ).only("pk", "path", "display_path", "content_hash", "chunk_count").order_by("pk"):
         twins.setdefault(document.content_hash, []).append(document)
     now = timezone.now()
     placed: dict[str, str] = {}  # digest -> the path it is indexed under in this batch
@@ -395,7 +395,7 @@ def _upload_items(workspace: Workspace, staged: list[_Staged]) -> list[IndexingJ
             item.status, item.error = IndexingJobItem.Status.FAILED, entry.error
         elif twin is not None:
             item.status, item.document, item.chunk_count = IndexingJobItem.Status.UNCHANGED, twin, twin.chunk_count
-            item.error = "" if twin.path == entry.path else f"identical to {twin.path}"
+            item.error = "" if twin.path == entry.path else f"identical to {twin.shown_path}"  # never server folders
         elif entry.digest in placed:
             item.status, item.error = IndexingJobItem.Status.UNCHANGED, f"identical to {placed[entry.digest]} in this upload"
         else:

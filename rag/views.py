@@ -30,6 +30,7 @@ from rag.selectors import (
     document_siblings,
     job_get,
     job_list,
+    sees_server_paths,
     workspace_get,
 )
 from rag.progress import job_progress, upload_received
@@ -70,7 +71,7 @@ def documents(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data
     queryset = document_list(
         workspace=request.workspace, doc_type=filters["doc_type"], status=filters["status"], query=filters["q"],
-        date_from=filters["date_from"], date_to=filters["date_to"],
+        date_from=filters["date_from"], date_to=filters["date_to"], full_paths=sees_server_paths(request.user),
     )
     page = Paginator(queryset, 50).get_page(request.GET.get("page"))
     context = {"form": form, "page": page, "doc_types": DocType.objects.all(), "jobs": job_list(workspace=request.workspace)[:5],

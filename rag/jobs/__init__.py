@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from rag.jobs.broker import (
     broker_client,
+    broker_task_count,
     live_workers,
     scheduler_heartbeat,
     scheduler_heartbeat_end,
@@ -35,7 +36,7 @@ from rag.jobs.queue import (
 )
 from rag.jobs.run import job_item_run
 
-__all__ = ["SYNC_DUE_SOURCES", "SYNC_SOURCE", "TRANSIENT_ERRORS", "broker_client", "documents_show_paths",
-           "index_send", "job_finish_if_done", "job_item_run", "live_workers", "merge_after_commit",
-           "scheduler_heartbeat", "scheduler_heartbeat_end", "scheduler_last_tick", "task_send", "worker_heartbeat",
-           "worker_heartbeat_end", "worker_pools", "workspace_merge_send"]
+__all__ = ["SYNC_DUE_SOURCES", "SYNC_SOURCE", "TRANSIENT_ERRORS", "broker_client", "broker_task_count",
+           "documents_show_paths", "index_send", "job_finish_if_done", "job_item_run", "live_workers",
+           "merge_after_commit", "scheduler_heartbeat", "scheduler_heartbeat_end", "scheduler_last_tick",
+           "task_send", "worker_heartbeat", "worker_heartbeat_end", "worker_pools", "workspace_merge_send"]

@@ -80,20 +80,30 @@ def scheduler_last_tick() -> float | None:
     return max(0.0, time.time() - newest[0][1]) if newest else None
 
 
-def broker_task_args(task_name: str) -> set[tuple]:
-    """The arguments of every `task_name` message Redis holds: waiting in a queue, or delivered
-    and not yet acknowledged (running, or held for a retry's countdown). What is not here was lost."""
+def _task_messages(task_name: str) -> list[tuple]:
+    """The arguments of each `task_name` message Redis holds, one entry per message."""
     client = broker_client()
     queues = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {settings.CELERY_TASK_DEFAULT_QUEUE}
     messages = [json.loads(raw) for queue in queues for key in client.scan_iter(match=f"{queue}*")
                 if client.type(key) == b"list" for raw in client.lrange(key, 0, -1)]
     messages += [json.loads(raw)[0] for raw in client.hvals("unacked")]  # [message, exchange, routing key]
-    found = set()
+    found = []
     for message in messages:
         if message.get("headers", {}).get("task") != task_name:
             continue
         body = message["body"]
         if message.get("properties", {}).get("body_encoding") == "base64":
             body = base64.b64decode(body)
-        found.add(tuple(json.loads(body)[0]))
+        found.append(tuple(json.loads(body)[0]))
     return found
+
+
+def broker_task_args(task_name: str) -> set[tuple]:
+    """The arguments of every `task_name` message Redis holds: waiting in a queue, or delivered
+    and not yet acknowledged (running, or held for a retry's countdown). What is not here was lost."""
+    return set(_task_messages(task_name))
+
+
+def broker_task_count(task_name: str) -> int:
+    """How many `task_name` messages Redis holds, a duplicate counted again: what a flood of presses queued."""
+    return len(_task_messages(task_name))

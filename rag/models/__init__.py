@@ -20,6 +20,7 @@ from rag.models.documents import (
     EMBEDDING_DIM,
     UPLOAD_PREFIX,
     shown_path,
+    shown_path_sql,
 )
 from rag.models.releases import Release
 from rag.models.jobs import (
@@ -47,6 +48,7 @@ __all__ = [
     "EMBEDDING_DIM",
     "UPLOAD_PREFIX",
     "shown_path",
+    "shown_path_sql",
     "IndexingJob",
     "IndexingJobItem",
     "Source",

@@ -7,7 +7,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Value
+from django.db.models import Case, F, Func, Q, Value, When
+from django.db.models.functions import Substr
 from pgvector.django import HnswIndex, VectorField
 
 from rag.embedding_dim import EMBEDDING_DIM
@@ -26,6 +27,18 @@ def shown_path(path: str) -> str:
     if path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/"):
         return path.replace("\\", "/").rsplit("/", 1)[-1]
     return path
+
+
+def shown_path_sql() -> Case:
+    """`Document.shown_path` as SQL, so that a member's search of the list matches what they read, never the
+    server's folders."""
+    return Case(
+        When(~Q(display_path=""), then=F("display_path")),
+        When(path__startswith=UPLOAD_PREFIX, then=Substr("path", len(UPLOAD_PREFIX) + 1)),
+        When(path__regex=r"^(/|.:[\\/])",
+             then=Func(F("path"), Value(r"^.*[\\/]"), Value(""), function="regexp_replace")),
+        default=F("path"), output_field=models.CharField(),
+    )
 
 
 class DocumentFamily(models.Model):

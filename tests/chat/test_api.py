@@ -3,10 +3,12 @@ OpenAPI schema (issue 39): token auth, workspace scope, 400 naming the field, th
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 
-from chat.models import Conversation
+from chat.models import Conversation, Message
 from rag.tokens import api_token_create
 from tests.factories import UserFactory, WorkspaceFactory
 from tests.openapi_client import SchemaClient
@@ -73,6 +75,7 @@ def test_the_chat_ask_rate_holds_for_the_api(api, workspace, settings):
     api.call("POST", ANSWERS, ANSWERS, status=200, body={"question": "first"})
     refused = api.call("POST", ANSWERS, ANSWERS, status=429, body={"question": "second"})
     assert refused["error"].startswith("At most 1 questions a minute")
+    assert Conversation.objects.count() == 1  # issue 49: each refusal left an empty conversation behind
 
 
 def test_a_conversation_created_asked_in_listed_and_read(api, workspace, api_versions, licensed):
@@ -103,3 +106,22 @@ def test_a_session_must_send_the_csrf_token_to_ask(user, workspace):
     browser.force_login(user)
     response = browser.post(ANSWERS, {"question": QUESTION}, content_type="application/json")
     assert response.status_code == 403 and "CSRF" in response.json()["error"]
+
+
+def test_a_member_reads_source_paths_never_the_servers(api, workspace, api_versions, licensed, user, staff_user):
+    """Issue 49: citations, closest matches and the stored answer carry the path inside the ingested folder."""
+    server = str(api_versions)
+    body = api.call("POST", ANSWERS, ANSWERS, status=200, body={"question": QUESTION})
+    assert {c["path"] for c in body["answer"]["citations"]} <= {"api-2.0.md", "api-3.0.md"}
+    abstained = api.call("POST", ANSWERS, ANSWERS, status=200, body={"question": "How do I bake sourdough bread?"})
+    assert abstained["answer"]["closest_matches"] and abstained["answer"]["abstained"]
+    assert all("/" not in c["path"] for c in abstained["answer"]["closest_matches"])
+    read = api.call("GET", ONE.format(conversation_id=body["conversation_id"]), ONE, status=200)
+    assert server not in json.dumps([body, abstained, read])
+    assert not any(server in json.dumps(m.metadata) for m in Message.objects.all())
+
+    workspace.members.add(staff_user)
+    _, raw = api_token_create(user=staff_user, name="staff")
+    staff = SchemaClient(Client(), token=raw).call("POST", ANSWERS, ANSWERS, status=200,
+                                                  body={"question": QUESTION, "workspace": workspace.slug})
+    assert all(c["path"].startswith(server) for c in staff["answer"]["citations"])

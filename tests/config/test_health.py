@@ -55,7 +55,7 @@ def test_what_failed_is_shown_to_staff_and_logged_but_not_to_anyone_else(client,
     settings.REDIS_URL = f"redis+socket://{tmp_path}/secret-location/redis.sock"
     with caplog.at_level("WARNING", logger="config.health"):
         anonymous = client.get("/healthz").json()
-    assert anonymous["checks"]["redis"] == {"ok": False, "error": "unavailable (details in the server log)"}
+    assert anonymous["checks"]["redis"] == {"ok": False}
     assert "secret-location" not in str(anonymous)
     assert any("secret-location" in record.exc_text for record in caplog.records if record.exc_text)
 
@@ -66,8 +66,10 @@ def test_what_failed_is_shown_to_staff_and_logged_but_not_to_anyone_else(client,
 
 
 @pytest.mark.worker
-def test_a_scheduler_killed_with_sigkill_turns_healthz_down_once_its_last_tick_is_stale(client, start_beat, settings):
+def test_a_scheduler_killed_with_sigkill_turns_healthz_down_once_its_last_tick_is_stale(staff_client, start_beat,
+                                                                                        settings):
     """Issue 37: a killed beat was never missed: no line, and /healthz stayed "ok"."""
+    client = staff_client  # the last tick's age is staff's (issue 49)
     settings.WORKER_HEARTBEAT_SECONDS = 1  # beat ticks every second (tests.conftest.BEAT_ENV): stale after 3 s
     beat = start_beat()
     ticking = _wait_for(client, "scheduler", True)["checks"]["scheduler"]
@@ -80,9 +82,10 @@ def test_a_scheduler_killed_with_sigkill_turns_healthz_down_once_its_last_tick_i
 
 
 @pytest.mark.worker
-def test_make_run_starts_a_scheduler_killed_with_sigkill_again_and_says_so(client, db, tmp_path, settings):
+def test_make_run_starts_a_scheduler_killed_with_sigkill_again_and_says_so(staff_client, db, tmp_path, settings):
     """Issue 37: `make run`'s beat lived inside the worker; killed, nothing brought it back. Now the launcher
     supervises it as a process of its own (config.launcher.children_supervise, called in its main loop)."""
+    client = staff_client
     settings.WORKER_HEARTBEAT_SECONDS = 1
     scheduler = Child("scheduler", beat_command(), tmp_path / "beat.log", beat_environment(tmp_path), restart=True)
     said: list[str] = []
@@ -103,3 +106,19 @@ def test_make_run_starts_a_scheduler_killed_with_sigkill_again_and_says_so(clien
     finally:
         scheduler.proc.terminate()
         scheduler.proc.wait(timeout=20)
+
+
+@pytest.mark.django_db
+def test_anyone_reads_ok_or_not_per_part_the_detail_is_for_staff_or_the_token(client, settings):
+    """Issue 49: the public /healthz told anyone the pgvector version and how many worker processes run."""
+    settings.METRICS_TOKEN = "monitor-token"
+    public = client.get("/healthz").json()
+    assert set(public["checks"]) == {"database", "pgvector", "redis", "workers", "scheduler"}
+    assert all(set(check) == {"ok"} for check in public["checks"].values()), public
+    assert client.get("/healthz", HTTP_AUTHORIZATION="Bearer wrong").json() == public
+    token = client.get("/healthz", HTTP_AUTHORIZATION="Bearer monitor-token").json()
+    assert token["checks"]["pgvector"]["version"] and "count" in token["checks"]["workers"]
+    client.force_login(UserFactory())
+    assert client.get("/healthz").json() == public
+    client.force_login(UserFactory(is_staff=True))
+    assert client.get("/healthz").json()["checks"]["pgvector"]["version"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import logging
@@ -12,7 +13,10 @@ from celery import Celery
 from celery.signals import setup_logging
 from django.http import HttpResponse
 from django.test import RequestFactory
+from gunicorn.config import Config
+from gunicorn.glogging import Logger
 
+from config import web_server
 from config.logging import RequestIdMiddleware, logging_config
 
 
@@ -86,3 +90,19 @@ def test_celery_workers_keep_docents_logging():
 def test_an_unknown_log_format_is_refused():
     with pytest.raises(ValueError, match="LOG_FORMAT"):
         logging_config("INFO", "xml")
+
+
+def test_the_access_log_leaves_query_strings_and_referrers_out():
+    """Issue 49: search text (`/documents/?q=...`, `/api/v1/search?q=...`) was written to the access log."""
+    config = Config()
+    config.set("accesslog", "-")
+    config.set("access_log_format", web_server.access_log_format)
+    environ = {"REQUEST_METHOD": "GET", "RAW_URI": "/documents/?q=salary+review", "PATH_INFO": "/documents/",
+               "QUERY_STRING": "q=salary+review", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "192.0.2.1",
+               "HTTP_REFERER": "http://docent.example/api/v1/search?q=layoffs", "HTTP_USER_AGENT": "curl"}
+    response = type("Response", (), {"status": "200 OK", "sent": 12, "headers": [("X-Request-ID", "abc123")]})()
+    logger = Logger(config)
+    line = web_server.access_log_format % logger.atoms_wrapper_class(
+        logger.atoms(response, environ, environ, datetime.timedelta(seconds=0.25)))
+    assert '"GET /documents/ HTTP/1.1" 200' in line and line.endswith("250ms abc123")
+    assert "salary" not in line and "layoffs" not in line and "?" not in line

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import authenticate
-from django.test import Client
+from django.test import Client, RequestFactory
+
+from config.sign_in import client_address
 
 from tests.factories import UserFactory
 
@@ -80,3 +82,38 @@ def test_a_password_checked_without_a_request_is_no_attempt_from_the_network():
     UserFactory(username="carol")
     assert authenticate(username="carol", password=PASSWORD) is not None
     assert authenticate(username="carol", password="wrong") is None
+
+
+PROXY = "10.0.0.2"  # a reverse proxy on the private network: every request reaches the server from it
+
+
+def _via_proxy(client: Client, username: str, password: str, client_address: str):
+    return client.post("/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=PROXY,
+                       HTTP_X_FORWARDED_FOR=client_address)
+
+
+def test_behind_a_proxy_a_stranger_never_locks_the_owner_out(settings):
+    """Issue 49: behind a reverse proxy every client had the proxy's address, so five bad passwords from anyone
+    locked the owner out; the proxy's header, when configured and sent by a trusted proxy, names the client."""
+    settings.TRUSTED_PROXY_HEADER, settings.TRUSTED_PROXIES = "X-Forwarded-For", [PROXY]
+    user = UserFactory(username="dora")
+    stranger = Client()
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        _via_proxy(stranger, "dora", "wrong", GUESSER)
+    assert _via_proxy(stranger, "dora", PASSWORD, GUESSER).status_code == 429
+    owner = Client()
+    assert _via_proxy(owner, "dora", PASSWORD, OWNER).status_code == 302
+    assert owner.session["_auth_user_id"] == str(user.pk)
+
+
+def test_the_header_is_believed_only_from_a_trusted_proxy_and_only_its_last_hop(settings):
+    settings.TRUSTED_PROXY_HEADER, settings.TRUSTED_PROXIES = "X-Forwarded-For", ["10.0.0.0/24"]
+    factory = RequestFactory()
+    assert client_address(factory.get("/", REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=OWNER)) == OWNER
+    # A client writes what it likes on the left; the proxy appends the address it saw.
+    forged = factory.get("/", REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=f"{OWNER}, {GUESSER}")
+    assert client_address(forged) == GUESSER
+    assert client_address(factory.get("/", REMOTE_ADDR=GUESSER, HTTP_X_FORWARDED_FOR=OWNER)) == GUESSER  # not a proxy
+    assert client_address(factory.get("/", REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR="not an address")) == PROXY
+    settings.TRUSTED_PROXY_HEADER = ""  # the default: the direct address, whatever is sent
+    assert client_address(factory.get("/", REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=OWNER)) == PROXY

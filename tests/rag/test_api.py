@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from rag.middleware import SESSION_KEY
 from rag.tokens import api_token_create
 from tests.factories import UserFactory, WorkspaceFactory
-from tests.rag.retrieval_helpers import add_document, license_workspace
+from tests.rag.retrieval_helpers import add_document, chunk_of, license_workspace, make_record
 from tests.rag.retrieval_helpers import retrieval_isolation  # noqa: F401 (an autouse fixture)
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +38,7 @@ def test_search_in_the_current_workspace(logged_in_client, indexed):
     assert response.status_code == 200
     body = response.json()
     assert body["workspace"] == indexed.slug and body["count"] == 1
-    assert body["results"][0]["path"] == "/w/tls.md"
+    assert body["results"][0]["path"] == "tls.md"  # a member reads no server folder (issue 49)
     assert body["results"][0]["doc_date"] == "2025-04-01T00:00:00+00:00"
     assert body["canonical_filtering"] == "unlicensed"
     first = body["results"][0]
@@ -52,7 +53,7 @@ def test_same_options_as_the_command_line(logged_in_client, indexed):
         "q": "port", "workspace": indexed.slug, "mode": "lexical", "include_variants": "true", "dedup": "false",
         "created_after": "2025-01-01", "doc_type": "operations", "tag": "network", "when": "since 2025",
     }).json()
-    assert [r["path"] for r in body["results"]] == ["/w/tls.md"]
+    assert [r["path"] for r in body["results"]] == ["tls.md"]
     assert body["canonical_filtering"] == "off"
     assert body["options"]["mode"] == "lexical" and body["options"]["dedup"] is False
     assert body["filters"]["tags"] == ["network"] and body["filters"]["date_phrase"] == "since 2025"
@@ -73,7 +74,7 @@ def test_the_chosen_workspace_is_searched_not_the_session_one(client, indexed, u
     session[SESSION_KEY] = indexed.pk
     session.save()
     body = client.get(URL, {"q": "tls port", "workspace": "second"}).json()
-    assert [r["path"] for r in body["results"]] == ["/second/tls.md"]
+    assert [r["document_id"] for r in body["results"]] == [second.documents.get().pk]
 
 
 @pytest.mark.parametrize(
@@ -170,3 +171,36 @@ def test_guessed_tokens_are_limited_by_address(client, settings):
     settings.API_REQUESTS_PER_MINUTE = 2
     answers = [client.get(URL, {"q": "x"}, HTTP_AUTHORIZATION=f"Bearer docent_guess{n}").status_code for n in range(3)]
     assert answers == [401, 401, 429]
+
+
+# --- server paths (issue 49) -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def share(workspace):
+    """A folder source's documents: the server's path, the path inside the source, one record of two copies."""
+    license_workspace(workspace)
+    plan = add_document(workspace, "/srv/share/team/plan.md", ["The gateway terminates TLS on port 8443."],
+                        display_path="team/plan.md")
+    copy = add_document(workspace, "/srv/share/old/plan.md", ["The gateway terminates TLS on port 8443."],
+                        display_path="old/plan.md")
+    make_record(chunk_of(plan), chunk_of(copy))
+    return workspace
+
+
+def test_a_member_reads_paths_relative_to_the_source_never_the_servers(logged_in_client, share):
+    body = logged_in_client.get(URL, {"q": "tls port", "variant_metadata": "true", "provenance": "true",
+                                      "dedup": "true"}).json()
+    first = body["results"][0]
+    assert first["path"] == "team/plan.md"
+    assert [v["path"] for v in first["variants"]] == ["old/plan.md"]
+    assert {m["path"] for m in first["provenance"]["members"]} == {"team/plan.md", "old/plan.md"}
+    assert "/srv/" not in json.dumps(body)
+
+
+def test_staff_keep_the_full_path(client, share, staff_user):
+    share.members.add(staff_user)
+    client.force_login(staff_user)
+    body = client.get(URL, {"q": "tls port", "workspace": share.slug, "variant_metadata": "true"}).json()
+    assert body["results"][0]["path"] == "/srv/share/team/plan.md"
+    assert body["results"][0]["variants"][0]["path"] == "/srv/share/old/plan.md"

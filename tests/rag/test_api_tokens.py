@@ -41,7 +41,7 @@ def test_a_token_made_in_the_ui_is_shown_once_stored_hashed_and_opens_the_api(lo
 
     response = Client().get(URL, {"q": "which port terminates TLS"}, headers=_bearer(raw))
     assert response.status_code == 200
-    assert response.json()["workspace"] == indexed.slug and response.json()["results"][0]["path"] == "/w/tls.md"
+    assert response.json()["workspace"] == indexed.slug and response.json()["results"][0]["path"] == "tls.md"
     token.refresh_from_db()
     assert token.last_used_at is not None
 

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rag.jobs.run import job_item_run
 from rag.models import Document, IndexingJob, IndexingJobItem
 from rag.storage import stored_name
-from rag.uploads import safe_upload_path
+from rag.uploads import indexing_job_create, safe_upload_path
 
 pytestmark = pytest.mark.django_db
 
@@ -167,9 +167,19 @@ def test_same_content_different_name_is_recognised_not_indexed_twice(logged_in_c
     job = _upload(logged_in_client, files=[SimpleUploadedFile("copy of notes.txt", NOTES)])
     item = job.items.get()
     assert item.status == "unchanged" and item.document_id == original.pk
-    assert item.error == "identical to uploads/notes.txt" and job.finished_at is not None
+    assert item.error == "identical to notes.txt" and job.finished_at is not None
     assert Document.objects.filter(workspace=workspace).count() == 1
-    assert "identical to uploads/notes.txt" in logged_in_client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "identical to notes.txt" in logged_in_client.get(f"/jobs/{job.pk}/").content.decode()
+
+
+def test_an_upload_identical_to_a_folder_document_names_it_by_its_shown_path(logged_in_client, workspace, tmp_path):
+    """Issue 49: the job page said "identical to /srv/share/plan.md" to any member."""
+    (tmp_path / "share").mkdir()
+    (tmp_path / "share" / "plan.md").write_bytes(NOTES)
+    _run(indexing_job_create(workspace=workspace, paths=[tmp_path / "share"], enqueue=False))
+    job = _upload(logged_in_client, files=[SimpleUploadedFile("copy.md", NOTES)])
+    assert job.items.get().error == "identical to plan.md"
+    assert str(tmp_path) not in logged_in_client.get(f"/jobs/{job.pk}/").content.decode()
 
 
 def test_an_empty_file_fails_alone_with_its_name(logged_in_client, workspace):

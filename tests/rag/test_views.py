@@ -123,3 +123,16 @@ def test_a_failed_document_says_it_failed_why_and_what_to_do(logged_in_client, w
     assert "What to do:" in failed and "Try again" in failed
     assert "(from —)" not in page and "Date unknown" not in page
     assert "not read: indexing failed before the format was checked" in page
+
+
+def test_a_member_finds_documents_by_the_shown_path_not_the_servers(client, workspace, user, staff_user, tmp_path):
+    """Issue 49: `?q=` matched the full path, so a member could confirm guesses about the server's folders."""
+    write_corpus(tmp_path / "docs")
+    _index_folder(workspace, tmp_path / "docs")
+    client.force_login(user)
+    server = tmp_path.name
+    assert "Lumen API Reference" not in client.get("/documents/", {"q": server}).content.decode()
+    assert "Lumen API Reference" in client.get("/documents/", {"q": "api"}).content.decode()
+    workspace.members.add(staff_user)
+    client.force_login(staff_user)
+    assert "Lumen API Reference" in client.get("/documents/", {"q": server}).content.decode()
