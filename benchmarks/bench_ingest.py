@@ -617,7 +617,7 @@ def main() -> int:
     finally:
         stop_workers(workers)
         if not args.keep:
-            from config.services import stop_embedded
+            from config.embedded import stop_embedded
 
             with connection.cursor() as cursor:
                 cursor.execute("TRUNCATE rag_workspace, rag_embeddingcache CASCADE")

@@ -213,7 +213,7 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
     from rag.models import Workspace
 
     try:

@@ -251,7 +251,7 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
 
     listing = json.loads((corpus / "files.json").read_text(encoding="utf-8"))
     names = corpus_files(corpus, limit=args.limit, pages_every=args.pages_every, shuffle=args.shuffle)

@@ -13,7 +13,7 @@ import environ
 from config.file_storage import file_storage_config
 from config.instance import LOCAL_HOSTS, is_loopback, secret_key_read_or_create, serves_network
 from config.logging import LOG_FORMATS, logging_config
-from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir, redis_database_url
+from config.embedded import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir, redis_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -68,7 +68,7 @@ EMBEDDED_PG_SHARED_BUFFERS = env.str("EMBEDDED_PG_SHARED_BUFFERS", default="") o
 if not re.fullmatch(r"\d+(kB|MB|GB)", EMBEDDED_PG_SHARED_BUFFERS):
     _fail(f"EMBEDDED_PG_SHARED_BUFFERS={EMBEDDED_PG_SHARED_BUFFERS!r} is not a size such as 512MB or 1GB")
 # Where the services are, nothing more: the processes that use them start the embedded ones
-# (config.services.services_start), so importing the settings never spawns a server.
+# (config.embedded.services_start), so importing the settings never spawns a server.
 EMBEDDED_DATABASE = not env.str("DATABASE_URL", default="")
 EMBEDDED_REDIS = not env.str("REDIS_URL", default="")
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(DATA_DIR)
