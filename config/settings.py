@@ -325,13 +325,13 @@ OCR_MAX_PAGES = env.int("OCR_MAX_PAGES", default=60)
 # Mail attachments nested this deep (a message attached to a message ...) are still indexed.
 MAIL_ATTACHMENT_MAX_DEPTH = env.int("MAIL_ATTACHMENT_MAX_DEPTH", default=2)
 # Bytes one upload request may store, files and unpacked zip members together: a request past it is
-# stopped as it arrives (rag.upload_limits), so one request cannot fill the disk.
+# stopped as it arrives (rag.uploads.limits), so one request cannot fill the disk.
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=1024 * 1024 * 1024)
 # Bytes of stored upload copies a workspace may hold (shown on its documents page); an upload past it is refused.
 WORKSPACE_STORAGE_QUOTA_BYTES = env.int("WORKSPACE_STORAGE_QUOTA_BYTES", default=10 * 1024 * 1024 * 1024)
 # The first handler counts each file's bytes as they arrive and refuses one past INGEST_MAX_FILE_BYTES.
 FILE_UPLOAD_HANDLERS = [
-    "rag.upload_limits.UploadLimitHandler",
+    "rag.uploads.limits.UploadLimitHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
