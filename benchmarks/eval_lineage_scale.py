@@ -77,7 +77,7 @@ def ingest_workers(corpus: Path, names: list[str], *, slug: str, workers: int) -
 
     from django.conf import settings
 
-    from bench_ingest import queues_drained, queues_purge
+    from _ingest_workers import queues_drained, queues_purge
     from config.launcher import worker_command
     from rag.jobs.broker import live_workers
     from rag.models import IndexingJob, Workspace
