@@ -21,7 +21,7 @@ def django_setup(*, encoder: str = "minilm", data_dir: Path | None = None) -> No
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
-    from config.services import services_start
+    from config.embedded import services_start
 
     services_start()
     django.setup()
@@ -40,7 +40,7 @@ def child_figures(measure) -> None:  # noqa: ANN001 - a function of no arguments
     from django.conf import settings
     from django.db import connection
 
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
 
     try:
         figures = measure()

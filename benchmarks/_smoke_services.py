@@ -27,7 +27,7 @@ class SmokeServices:
 
     def __enter__(self) -> SmokeServices:
         sys.path.insert(0, str(ROOT))
-        from config.services import embedded_database_start, embedded_database_url, embedded_redis_start
+        from config.embedded import embedded_database_start, embedded_database_url, embedded_redis_start
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         embedded_database_start(self.data_dir, TEMPLATE)
@@ -51,6 +51,6 @@ class SmokeServices:
         return {"DATABASE_URL": self._url(name), "REDIS_URL": self.redis_url}
 
     def __exit__(self, *exc_info: object) -> None:
-        from config.services import stop_embedded
+        from config.embedded import stop_embedded
 
         stop_embedded(self.data_dir)

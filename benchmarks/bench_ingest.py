@@ -11,7 +11,7 @@ the start; BENCH_INGEST_DATA_DIR moves it). In order:
    Celery worker process (prefork, concurrency 1, queues default,ingest,merge as
    `make run` starts them; empty EmbeddingCache, fresh workspace). Time runs from
    job creation to the last item's finished_at; merges run meanwhile on the same
-   worker. The worker is `celery -A bench_ingest worker`: the real app from
+   worker. The worker is `celery -A _ingest_workers worker`: the real app from
    config.celery, plus timers around the encoder, job_item_run and
    document_merge (added up in Redis), so the report can say what share of the
    workers' time went to encoding.
@@ -58,293 +58,21 @@ not the targets were met.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import defaultdict
 from pathlib import Path
 
-from _setup import QUICK, ROOT, SMOKE, django_setup, peak_rss_mb, target
-
-ENCODER = "hashing" if SMOKE else "minilm"  # the workers' and the bare run's: the model, but in a smoke run
-
-# Its own instance, so that emptying tables and queues touches nobody else's figures.
-DATA_DIR = Path(os.environ.get("BENCH_INGEST_DATA_DIR", ROOT / "var" / "bench" / "ingest")).resolve()
-CORPUS = DATA_DIR / "corpus"
-EDITED_SHARE = 0.3
-QUEUES = "default,ingest,merge"  # what config.launcher starts
-WORKER_FLAG = "BENCH_INGEST_WORKER"
-WORKER_TIMES_KEY = "bench-ingest:worker-seconds"
-_started = time.monotonic()
-
-
-def log(message: str) -> None:
-    print(f"[{time.monotonic() - _started:6.0f}s load {os.getloadavg()[0]:.1f}] {message}", flush=True)
-
-
-def _redis():
-    import redis
-    from django.conf import settings
-
-    return redis.Redis.from_url(settings.REDIS_URL.replace("redis+socket://", "unix://"))
-
-
-# --- inside the worker processes ----------------------------------------------------------------------------
-
-
-def instrument_worker(**_signal) -> None:
-    """Pool process start: add up the time spent encoding, indexing and merging in Redis for the parent.
-
-    Wrappers only, around the functions the tasks call; the pipeline itself is untouched.
-    """
-    from rag import embeddings
-    from rag.dedup import merge as dedup
-    from rag.jobs import merging, tasks
-
-    client = _redis()
-
-    def timed(owner, attribute: str, label: str, counted: bool = False) -> None:
-        original = getattr(owner, attribute)
-
-        def wrapper(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                client.hincrbyfloat(WORKER_TIMES_KEY, label, time.perf_counter() - started)
-                if counted:  # encode(self, texts)
-                    client.hincrby(WORKER_TIMES_KEY, "texts", len(args[1]))
-
-        setattr(owner, attribute, wrapper)
-
-    from rag.encoders.onnx_runtime import OnnxEncoder
-
-    timed(embeddings.SentenceTransformerEncoder, "encode", "encode", counted=True)
-    timed(OnnxEncoder, "encode", "encode", counted=True)
-    timed(tasks, "job_item_run", "index")  # the name the index task calls
-    timed(merging, "document_merge", "merge")  # the name the merge task's service calls
-    timed(dedup, "document_lineage_update", "lineage")  # inside the merge; merge.py calls it by this name
-
-
-if os.environ.get(WORKER_FLAG) == "1":  # imported by `celery -A bench_ingest worker`
-    from celery.signals import worker_process_init
-    from config.celery import app  # noqa: F401  (the app `celery -A` looks for: the real one)
-
-    worker_process_init.connect(instrument_worker, weak=False)
-
-
-# --- encoders and step timing -------------------------------------------------------------------------
-
-
-class TinyEncoder:
-    """Deterministic and nearly free: a vector from the text's SHAKE-256 digest."""
-
-    def __init__(self, dim: int = 384) -> None:
-        self.dim, self.name = dim, f"bench-shake-{dim}"
-        self.calls = self.texts_encoded = 0
-        self.seconds = 0.0
-
-    def encode(self, texts):
-        import numpy
-
-        started = time.perf_counter()
-        self.calls += 1
-        self.texts_encoded += len(texts)
-        raw = numpy.frombuffer(b"".join(hashlib.shake_256(t.encode()).digest(self.dim) for t in texts), numpy.uint8)
-        vectors = raw.reshape(len(texts), self.dim).astype(numpy.float32) - 127.5
-        vectors /= numpy.linalg.norm(vectors, axis=1, keepdims=True)
-        self.seconds += time.perf_counter() - started
-        return vectors.tolist()
-
-
-class StepTimer:
-    """Wraps functions to add up their wall time; the benchmark's own instrumentation."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-        self._undo: list[tuple[object, str, object | None]] = []
-
-    def wrap(self, owner, attribute: str, label: str) -> None:
-        original = getattr(owner, attribute)
-        owned = attribute in vars(owner)  # a manager's method lives on its class: undo by deleting ours
-
-        def timed(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self.seconds[label] += time.perf_counter() - started
-
-        setattr(owner, attribute, timed)
-        self._undo.append((owner, attribute, original if owned else None))
-
-    def restore(self) -> None:
-        for owner, attribute, original in reversed(self._undo):
-            if original is None:
-                delattr(owner, attribute)
-            else:
-                setattr(owner, attribute, original)
-        self._undo.clear()
-
-
-# --- workers --------------------------------------------------------------------------------------------
-
-
-class Worker:
-    """One real Celery worker process (prefork, concurrency 1) on this benchmark's DATA_DIR."""
-
-    def __init__(self, *, threads: int) -> None:
-        from django.conf import settings
-
-        self.name = f"bench-ingest-{uuid.uuid4().hex[:6]}@localhost"
-        env = {**os.environ, "DATA_DIR": str(DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
-               "REDIS_URL": settings.REDIS_URL, "EMBEDDING_ENCODER": ENCODER, "LOG_LEVEL": "INFO",
-               "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), WORKER_FLAG: "1",
-               "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), str(ROOT)])}
-        self.log_path = DATA_DIR / f"{self.name.split('@')[0]}.log"
-        self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "bench_ingest", "worker", "-n", self.name, "-Q", QUEUES,
-             "--concurrency", "1", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-        )
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        from rag.jobs.broker import live_workers
-
-        deadline = time.monotonic() + timeout
-        while self.name not in live_workers():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker {self.name} did not start:\n{self.log_path.read_text()[-3000:]}")
-            time.sleep(0.2)
-
-    def processes(self):
-        import psutil
-
-        main = psutil.Process(self.proc.pid)
-        return [main, *main.children(recursive=True)]
-
-    def pool_rss_mb(self) -> float:
-        pool = self.processes()[1:]
-        return max(p.memory_info().rss for p in pool) / 2**20 if pool else 0.0
-
-    def peak_rss_mb(self) -> dict[str, float]:
-        """VmHWM (the kernel's peak resident set) of the worker's main process and of its pool process."""
-        peaks = {}
-        for role, process in zip(["main", "pool"], self.processes()):
-            for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peaks[role] = int(line.split()[1]) / 1024
-        return peaks
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-
-
-def queues_drained() -> bool:
-    """No message waiting in a queue and none delivered but not yet acknowledged (acks_late)."""
-    client = _redis()
-    return all(client.llen(queue) == 0 for queue in QUEUES.split(",")) and client.hlen("unacked") == 0
-
-
-def queues_purge() -> None:
-    _redis().delete(*QUEUES.split(","), "unacked", "unacked_index")
-
-
-def wait_drained(timeout: float = 1800) -> float:
-    started = time.perf_counter()
-    while not queues_drained():
-        if time.perf_counter() - started > timeout:
-            raise RuntimeError("the queues did not drain")
-        time.sleep(0.1)
-    return time.perf_counter()
-
-
-def start_workers(count: int, threads: int) -> tuple[list[Worker], float]:
-    """Workers that are ready and hold the model, and how long the first warm-up job took."""
-    workers = [Worker(threads=threads) for _ in range(count)]
-    try:
-        for worker in workers:
-            worker.wait_ready()
-    except BaseException:
-        stop_workers(workers)  # one that did start would otherwise serve the next run too
-        raise
-    # Pool processes load the model at start (worker_process_init) or, failing that, in their first
-    # task: small jobs until every pool process holds it, so the timed runs measure steady state.
-    first_job, warm = 0.0, {"files": 0}
-    for attempt in range(6):
-        # The hashing encoder (a smoke run) has no model to load: one job warms the pool.
-        if attempt and (ENCODER == "hashing" or all(worker.pool_rss_mb() > 250 for worker in workers)):
-            break
-        warm = run_job(workspace_slug="bench-ingest-warm", folder=CORPUS / "warm", fresh=True)
-        first_job = first_job or warm["seconds"]
-        wait_drained()
-    else:
-        log("warning: a worker did not load the model during warm-up")
-    log(f"{count} worker(s) ready; the first warm-up job ({warm['files']} small files) took {first_job:.1f}s")
-    return workers, first_job
-
-
-def stop_workers(workers: list[Worker]) -> None:
-    for worker in workers:
-        worker.stop()
-    workers.clear()
-
-
-# --- jobs --------------------------------------------------------------------------------------------------
-
-
-def fresh_workspace(slug: str):
-    from rag.models import Workspace
-
-    Workspace.objects.filter(slug=slug).delete()
-    return Workspace.objects.create(slug=slug, name=slug)
-
-
-def job_totals(job) -> dict:
-    from django.db.models import Max, Sum
-
-    totals = job.items.aggregate(chunks=Sum("chunk_count"), encoded=Sum("encoded_count"), last=Max("finished_at"))
-    statuses: dict[str, int] = defaultdict(int)
-    for status in job.items.values_list("status", flat=True):
-        statuses[status] += 1
-    return {"job": job.pk, "files": job.items.count(), "chunks": totals["chunks"] or 0,
-            "encoded": totals["encoded"] or 0, "statuses": dict(statuses),
-            "seconds": (totals["last"] - job.created_at).total_seconds() if totals["last"] else 0.0}
-
-
-def run_job(*, workspace_slug: str, folder: Path, fresh: bool) -> dict:
-    """Queue the folder to the workers and wait until every item finished; timings from the rows."""
-    from rag.models import IndexingJob, Workspace
-    from rag.uploads import indexing_job_create
-
-    workspace = fresh_workspace(workspace_slug) if fresh else Workspace.objects.get(slug=workspace_slug)
-    client = _redis()
-    client.delete(WORKER_TIMES_KEY)
-    load = os.getloadavg()[0]
-    started = time.perf_counter()
-    job = indexing_job_create(workspace=workspace, paths=[folder], source=IndexingJob.Source.CLI)
-    while not IndexingJob.objects.filter(pk=job.pk, finished_at__isnull=False).exists():
-        time.sleep(0.05)
-    wall = time.perf_counter() - started  # includes the job's creation: the unchanged files are hashed there
-    result = job_totals(job)
-    result["wall_seconds"] = wall
-    result["drained_seconds"] = wait_drained() - started
-    result["worker_seconds"] = {k.decode(): float(v) for k, v in client.hgetall(WORKER_TIMES_KEY).items()}
-    result["load"] = (load, os.getloadavg()[0])
-    return result
+from _ingest_report import pile_report, report
+from _ingest_workers import (
+    CORPUS, DATA_DIR, EDITED_SHARE, ENCODER, StepTimer, TinyEncoder, Worker, fresh_workspace, job_totals, log,
+    queues_purge, run_job, start_workers, stop_workers,
+)
+from _setup import QUICK, ROOT, SMOKE, django_setup, peak_rss_mb
 
 
 def real_run(label: str, workers: list[Worker], slug: str, folder: Path) -> dict:
@@ -617,7 +345,7 @@ def main() -> int:
     finally:
         stop_workers(workers)
         if not args.keep:
-            from config.services import stop_embedded
+            from config.embedded import stop_embedded
 
             with connection.cursor() as cursor:
                 cursor.execute("TRUNCATE rag_workspace, rag_embeddingcache CASCADE")
@@ -629,128 +357,6 @@ def main() -> int:
         pile_report(figures["pile"], figures["pile_bare"])
     return 0
 
-
-# --- the report ---------------------------------------------------------------------------------------------
-
-
-def report(f: dict) -> None:
-    bare = f["bare"]
-    print(f"\nMachine: {os.cpu_count()} CPUs. Real folder: {f['one']['files']} files, {f['one']['chunks']} chunks "
-          f"({f['v2']['v1_chunks']} cut offline for {f['v2']['units']} generated units), {bare['mean_tokens']:.0f} "
-          f"tokens per chunk on average, {bare['truncated']} over the model's window.\n")
-    header = (f"{'run':<40}{'files':>6}{'chunks':>7}{'seconds':>9}{'files/s':>8}{'chunks/s':>9}  "
-              f"{'peak RSS MB':<26}{'load':>9}")
-    print(header)
-    print("-" * len(header))
-
-    def row(label, files, chunks, seconds, rss="", load=None, rate=True):
-        rates = f"{files / seconds:>8.1f}{chunks / seconds:>9.1f}" if rate and seconds else f"{'':>17}"
-        loads = f"{load[0]:>4.1f}>{load[1]:<4.1f}" if load else ""
-        print(f"{label:<40}{files:>6}{chunks:>7}{seconds:>9.2f}{rates}  {rss:<26}{loads}")
-
-    if "bulk" in f:
-        b = f["bulk"]
-        row("tiny encoder, in-process (as --sync)", b["files"], b["chunks"], b["seconds"],
-            f"{b['peak_rss']:.0f} (this process)", b["load"])
-    for key, label in [("one", f"MiniLM, 1 worker x {f['threads'][0]} threads"),
-                       ("two", f"MiniLM, 2 workers x {f['threads'][1]} thread(s)")]:
-        r = f[key]
-        pools = " + ".join(f"{p.get('pool', 0):.0f}" for p in r["peak_rss"])
-        mains = " + ".join(f"{p.get('main', 0):.0f}" for p in r["peak_rss"])
-        row(label, r["files"], r["chunks"], r["seconds"], f"{pools} (pool), {mains} (main)", r["load"])
-    u, v, s = f["unchanged"], f["v2"], f["sync"]
-    row("unchanged folder again (wall clock)", u["files"], u["chunks"], u["wall_seconds"], "", u["load"])
-    row("second version, 2 workers (encoded)", v["files"], v["encoded"], v["seconds"], "", v["load"])
-    row("ingest --sync child, small folder", s["files"], s["chunks"], s["wall_seconds"],
-        f"{s['peak_rss']:.0f} (child, with model)", None, rate=False)
-    print(f"{'bare encoder, all texts in one call':<40}{'':>6}{bare['texts']:>7}{bare['seconds']:>9.2f}{'':>8}"
-          f"{bare['rate']:>9.1f}  {bare['threads']} threads{'':<17}{bare['load'][0]:>4.1f}>{bare['load'][1]:<4.1f}")
-    print(f"{'  sample: one call per document':<40}{bare['sample_documents']:>6}{bare['sample_texts']:>7}{'':>9}{'':>8}"
-          f"{bare['per_document_rate']:>9.1f}  (best of 2, alternating)")
-    print(f"{'  sample: one call for the sample':<40}{bare['sample_documents']:>6}{bare['sample_texts']:>7}{'':>9}{'':>8}"
-          f"{bare['sample_one_call_rate']:>9.1f}")
-    print("seconds: job creation to the last item's finished_at (the --sync child: its whole life, with start-up "
-          "and model load). load: 1-minute load average before>after.")
-    print(f"Worker warm-up: the first job of 4 small files took {f['warm_one']:.1f}s on a fresh worker, "
-          f"{f['warm_two']:.1f}s on two.")
-
-    print("\nWhere the workers' time went (timers inside the worker processes; share of workers x seconds):")
-    for key, label in [("one", "1 worker"), ("two", "2 workers")]:
-        r = f[key]
-        w = r["worker_seconds"]
-        capacity = r["seconds"] * r["workers"]
-        encode, index, merge = w.get("encode", 0.0), w.get("index", 0.0), w.get("merge", 0.0)
-        print(f"  {label}: encoding {encode / capacity:.0%}, rest of indexing {(index - encode) / capacity:.0%}, "
-              f"merging {merge / capacity:.0%} (of which version lineage {w.get('lineage', 0.0) / capacity:.1%}), "
-              f"between tasks {1 - (index + merge) / capacity:.0%}; encoder inside the pipeline "
-              f"{w.get('texts', 0) / encode if encode else 0:.1f} chunks/s per process. Until the merges ran too: "
-              f"{r['drained_seconds']:.1f}s.")
-
-    if "bulk" in f:
-        b = f["bulk"]
-        print(f"\nTiny-encoder run, where the time went ({b['chunks']} chunks, {b['distinct']} distinct, "
-              f"{b['texts_encoded']} encoded, {b['statuses']}):")
-        for step, seconds in sorted(b["steps"].items(), key=lambda item: -item[1]):
-            print(f"  {step:<40}{seconds:>8.2f}s {seconds / b['seconds']:>6.1%} {seconds / b['chunks'] * 1000:>7.2f} "
-                  f"ms/chunk")
-
-    print("\nTargets:")
-    rate = bare["rate"]
-    one, two = f["one"]["chunks"] / f["one"]["seconds"], f["two"]["chunks"] / f["two"]["seconds"]
-    target("", "real folder: >= 200 files, >= 2,000 distinct chunks",
-           f"{f['one']['files']} files, {f['one']['chunks']} chunks, {f['one']['distinct']} distinct",
-           f["one"]["files"] >= 200 and f["one"]["distinct"] >= 2000)
-    target("", "1 worker end-to-end / bare encoder >= 0.8", f"{one:.1f} / {rate:.1f} = {one / rate:.2f}",
-           one / rate >= 0.8)
-    target("", "2 workers end-to-end / bare encoder >= 0.9", f"{two:.1f} / {rate:.1f} = {two / rate:.2f}",
-           two / rate >= 0.9)
-    target("", "2 workers no slower than 1", f"{two:.1f} vs {one:.1f} chunks/s ({two / one:.2f}x)", two >= one)
-    if "bulk" in f:
-        b = f["bulk"]
-        rest = b["chunks"] / (b["seconds"] - b["encode_seconds"])
-        target("", "tiny encoder: >= 2,000 files, >= 20,000 chunks", f"{b['files']} files, {b['chunks']} chunks "
-               f"({b['distinct']} distinct)", b["files"] >= 2000 and b["chunks"] >= 20000)
-        target("", "everything but encoding >= 20x the real encoder",
-               f"{rest:.1f} chunks/s = {rest / rate:.1f}x {rate:.1f}", rest / rate >= 20)
-    target("", "second version: encoder texts <= the 30% of chunks that changed",
-           f"{v['encoded']} encoded of {v['v2_chunks']} chunks ({v['encoded'] / v['v2_chunks']:.1%}); {v['changed']} "
-           f"chunk texts changed ({v['changed'] / v['v2_chunks']:.1%}) in {v['files_rewritten']} rewritten files; "
-           f"{v['statuses']}", v["encoded"] <= v["changed"] <= EDITED_SHARE * v["v2_chunks"] + 1)
-    for key, label in [("one", "1 worker"), ("two", "2 workers")]:
-        r = f[key]
-        lineage, capacity = r["worker_seconds"].get("lineage", 0.0), r["drained_seconds"] * r["workers"]
-        target("", f"version families and supersession <= 10% of indexing time ({label}, until the merges ran)",
-               f"{lineage:.2f}s of {r['drained_seconds']:.1f}s x {r['workers']} = {lineage / capacity:.1%}; "
-               f"{lineage / r['worker_seconds'].get('merge', 1.0):.0%} of the merges' time", lineage / capacity <= 0.10)
-    speedup = f["one"]["seconds"] / u["wall_seconds"]
-    target("", "unchanged folder again >= 50x faster than the first ingest (1 worker)",
-           f"{f['one']['seconds']:.1f}s / {u['wall_seconds']:.2f}s = {speedup:.0f}x", speedup >= 50)
-
-
-def pile_report(pile: dict, bare: dict) -> None:
-    """Run 8: is indexing a real pile bound by the encoder (issue 40)?"""
-    wall, distinct = pile["seconds"], pile["distinct"]
-    end_to_end = distinct / wall
-    w = pile["worker_seconds"]
-    capacity = wall * pile["workers"]
-    outside = 1 - w.get("encode", 0.0) / capacity
-    print(f"\nReal pile: {pile['files']} files, {pile['chunks']} chunks ({distinct} distinct texts, {pile['encoded']} "
-          f"encoded), {wall:.1f}s with 2 workers ({pile['statuses']}); load {pile['load'][0]:.1f}>{pile['load'][1]:.1f}")
-    print(f"  workers' time: encoding {w.get('encode', 0.0) / capacity:.0%}, rest of indexing "
-          f"{(w.get('index', 0.0) - w.get('encode', 0.0)) / capacity:.0%}, merging {w.get('merge', 0.0) / capacity:.0%}, "
-          f"between tasks {1 - (w.get('index', 0.0) + w.get('merge', 0.0)) / capacity:.0%}")
-    print(f"  bare encoder on the {bare['texts']} distinct texts: {bare['seconds']:.1f}s, {bare['rate']:.1f} chunks/s "
-          f"({bare['threads']} threads, load {bare['load'][0]:.1f}>{bare['load'][1]:.1f})")
-    merged = distinct / pile["drained_seconds"]
-    print(f"  until every file was merged too: {pile['drained_seconds']:.1f}s, {merged:.1f} distinct chunks/s")
-    target("40", f"real pile ({pile['files']:,} files), 2 workers: distinct chunks/s to indexed >= 0.8x the bare encoder",
-           f"{end_to_end:.1f} / {bare['rate']:.1f} = {end_to_end / bare['rate']:.2f}",
-           pile["files"] >= 3000 and end_to_end / bare["rate"] >= 0.8)
-    target("40", "real pile: the same until every file was merged too >= 0.8x the bare encoder",
-           f"{merged:.1f} / {bare['rate']:.1f} = {merged / bare['rate']:.2f}",
-           pile["files"] >= 3000 and merged / bare["rate"] >= 0.8)
-    target("40", "real pile: workers' time outside the encoder <= 25% of the wall (to indexed)", f"{outside:.0%}",
-           outside <= 0.25)
 
 if __name__ == "__main__":
     sys.exit(main())

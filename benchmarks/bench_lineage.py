@@ -88,7 +88,7 @@ def lineage_counts(workspace_id: int) -> dict:
 
 def index_folders(folders: list[Path]) -> dict:
     """`ingest --sync` in this process, timed step by step."""
-    from bench_ingest import StepTimer
+    from _ingest_workers import StepTimer
     from django.db.models import Sum
 
     from rag import embeddings
@@ -213,7 +213,7 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
     from rag.models import Workspace
 
     try:

@@ -181,7 +181,7 @@ def main() -> int:
         _queued_syncs_drop()
         if settings.EMBEDDED_DATABASE or settings.EMBEDDED_REDIS:
             # import here: only a run on its own DATA_DIR started them (a smoke run shares run_all's services).
-            from config.services import stop_embedded
+            from config.embedded import stop_embedded
 
             stop_embedded(DATA_DIR)
 

@@ -27,7 +27,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
 
-from config.services import services_start  # noqa: E402
+from config.embedded import services_start  # noqa: E402
 
 services_start()
 django.setup()

@@ -77,7 +77,7 @@ def ingest_workers(corpus: Path, names: list[str], *, slug: str, workers: int) -
 
     from django.conf import settings
 
-    from bench_ingest import queues_drained, queues_purge
+    from _ingest_workers import queues_drained, queues_purge
     from config.launcher import worker_command
     from rag.jobs.broker import live_workers
     from rag.models import IndexingJob, Workspace
@@ -251,7 +251,7 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
 
     listing = json.loads((corpus / "files.json").read_text(encoding="utf-8"))
     names = corpus_files(corpus, limit=args.limit, pages_every=args.pages_every, shuffle=args.shuffle)

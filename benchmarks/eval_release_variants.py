@@ -361,7 +361,7 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
     from rag import embeddings
 
     settings.LLM_BASE_URL = ""  # the extractive answerer is what is measured

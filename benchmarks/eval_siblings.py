@@ -430,7 +430,7 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
     from evaluation.retrieval import eval_license_set
     from rag.models import Workspace
 

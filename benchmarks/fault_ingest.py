@@ -80,7 +80,7 @@ def fault_at(moments: list[float], fault) -> callable:
 
 
 def restart_redis() -> float:
-    from config.services import embedded_redis_start, stop_embedded
+    from config.embedded import embedded_redis_start, stop_embedded
 
     started = time.monotonic()
     stop_embedded(DATA_DIR, database=False, redis_server=True)
@@ -91,7 +91,7 @@ def restart_redis() -> float:
 def restart_postgres() -> float:
     from django.db import connection
 
-    from config.services import _pg_ctl
+    from config.embedded import _pg_ctl
 
     started = time.monotonic()
     connection.close()

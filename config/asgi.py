@@ -4,7 +4,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from config.services import services_start
+from config.embedded import services_start
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 services_start()

@@ -19,7 +19,7 @@ from celery import Celery
 from celery.beat import PersistentScheduler
 from celery.signals import beat_init, setup_logging, worker_init, worker_process_init, worker_ready, worker_shutdown
 
-from config.services import services_start
+from config.embedded import services_start
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

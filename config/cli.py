@@ -5,7 +5,7 @@ does not (`check`, `makemigrations`, `help`, ...) starts nothing. A command on a
 un-migrated DATA_DIR migrates the embedded database (what `make run` would do) or,
 against an external DATABASE_URL, says in one line what to run. At exit, a command stops
 the embedded services that commands started once no other process uses them
-(config/services.py: embedded_release).
+(config/embedded.py: embedded_release).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import warnings
 
 from django.conf import settings
 
-from config.services import ROLE_ENV, embedded_release, lease_held, services_start
+from config.embedded import ROLE_ENV, embedded_release, lease_held, services_start
 
 # Commands that open no database or broker connection: they start no embedded service.
 SERVICE_FREE_COMMANDS = {

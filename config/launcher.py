@@ -27,7 +27,7 @@ import environ
 
 from config.cli import schema_ensure
 from config.instance import LOCAL_HOSTS, DataDirLock, InstanceError, bind_check, data_dir_lock, port_check
-from config.services import ROLE_ENV, STATES, owner_claim, services_start, stop_embedded
+from config.embedded import ROLE_ENV, STATES, owner_claim, services_start, stop_embedded
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent

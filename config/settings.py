@@ -14,7 +14,7 @@ import environ
 from config.file_storage import file_storage_config
 from config.instance import LOCAL_HOSTS, is_loopback, secret_key_read_or_create, serves_network
 from config.logging import LOG_FORMATS, logging_config
-from config.services import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir, redis_database_url
+from config.embedded import ServiceError, embedded_database_url, embedded_redis_url, ensure_data_dir, redis_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -69,7 +69,7 @@ EMBEDDED_PG_SHARED_BUFFERS = env.str("EMBEDDED_PG_SHARED_BUFFERS", default="") o
 if not re.fullmatch(r"\d+(kB|MB|GB)", EMBEDDED_PG_SHARED_BUFFERS):
     _fail(f"EMBEDDED_PG_SHARED_BUFFERS={EMBEDDED_PG_SHARED_BUFFERS!r} is not a size such as 512MB or 1GB")
 # Where the services are, nothing more: the processes that use them start the embedded ones
-# (config.services.services_start), so importing the settings never spawns a server.
+# (config.embedded.services_start), so importing the settings never spawns a server.
 EMBEDDED_DATABASE = not env.str("DATABASE_URL", default="")
 EMBEDDED_REDIS = not env.str("REDIS_URL", default="")
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(DATA_DIR)
@@ -337,13 +337,13 @@ OCR_MAX_PAGES = env.int("OCR_MAX_PAGES", default=60)
 # Mail attachments nested this deep (a message attached to a message ...) are still indexed.
 MAIL_ATTACHMENT_MAX_DEPTH = env.int("MAIL_ATTACHMENT_MAX_DEPTH", default=2)
 # Bytes one upload request may store, files and unpacked zip members together: a request past it is
-# stopped as it arrives (rag.upload_limits), so one request cannot fill the disk.
+# stopped as it arrives (rag.uploads.limits), so one request cannot fill the disk.
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=1024 * 1024 * 1024)
 # Bytes of stored upload copies a workspace may hold (shown on its documents page); an upload past it is refused.
 WORKSPACE_STORAGE_QUOTA_BYTES = env.int("WORKSPACE_STORAGE_QUOTA_BYTES", default=10 * 1024 * 1024 * 1024)
 # The first handler counts each file's bytes as they arrive and refuses one past INGEST_MAX_FILE_BYTES.
 FILE_UPLOAD_HANDLERS = [
-    "rag.upload_limits.UploadLimitHandler",
+    "rag.uploads.limits.UploadLimitHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from config.services import services_start
+from config.embedded import services_start
 
 os.environ.setdefault("DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test"))
 os.environ.setdefault("EMBEDDING_ENCODER", "hashing")

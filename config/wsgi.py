@@ -14,7 +14,7 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-from config.services import services_start
+from config.embedded import services_start
 from rag.sentences import sentence_spans
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

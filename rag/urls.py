@@ -1,14 +1,13 @@
-from django.urls import path
+from django.urls import include, path
 
-from rag import source_views, views
+from rag import views
 
 urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),
     path("workspaces/switch/", views.workspace_switch, name="workspace-switch"),
     path("documents/", views.documents, name="documents"),
     path("documents/upload/", views.upload, name="upload"),
-    path("documents/sources/", source_views.sources, name="sources"),
-    path("documents/sources/<int:pk>/sync/", source_views.source_sync_now, name="source-sync"),
+    path("", include("rag.sources.urls")),
     path("documents/<int:pk>/", views.document_detail, name="document-detail"),
     path("documents/<int:pk>/compare/", views.document_compare, name="document-compare"),
     path("documents/<int:pk>/retry/", views.document_retry, name="document-retry"),

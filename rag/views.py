@@ -38,8 +38,7 @@ from rag.documents import document_retry_job, documents_remove
 from rag.sentences import sentence_spans
 from rag.storage import StorageUnavailable
 from rag.tokens import api_token_create, api_token_list, api_token_revoke
-from rag.upload_limits import workspace_storage
-from rag.uploads import job_retry_create, upload_job_create
+from rag.uploads import job_retry_create, upload_job_create, workspace_storage
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +147,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)
     limits = workspace_storage(workspace=request.workspace)
     if request.method == "POST":
-        refused = getattr(request, "upload_refused", "")  # the whole upload stopped as it arrived (rag.upload_limits)
+        refused = getattr(request, "upload_refused", "")  # the whole upload stopped as it arrived (rag.uploads.limits)
         if refused:
             return render(request, "rag/upload.html", {"form": UploadForm(), "limits": limits, "refused": refused},
                           status=413)

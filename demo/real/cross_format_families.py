@@ -32,7 +32,7 @@ def main() -> int:
 
     import django
 
-    from config.services import services_start
+    from config.embedded import services_start
 
     services_start()
     django.setup()  # the models can be imported only after this

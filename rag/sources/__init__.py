@@ -1,7 +1,8 @@
 """Folder and Git sources that a workspace keeps in sync: each sync is an indexing job (rag.uploads, rag.jobs).
 
-The face the admin, the commands and the Sources page use: the services (add, remove, sync), the reads, how a
-Git location is shown, and the watcher of folders.
+The face the admin and the commands use: the services (add, remove, sync), the reads, how a Git location is
+shown, and the watcher of folders. The Sources page lives here too (views.py, forms.py), reached by rag/urls.py's
+include("rag.sources.urls").
 """
 
 from rag.sources.git import location_shown

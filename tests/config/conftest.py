@@ -21,7 +21,7 @@ def services_folder() -> Path:
 
 
 def services_folder_remove(folder: Path) -> None:
-    from config.services import stop_embedded
+    from config.embedded import stop_embedded
 
     if folder.exists():
         stop_embedded(folder)

@@ -20,7 +20,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from config.services import clients, embedded_database_start, embedded_redis_start, postgres_pid, redis_pid
+from config.embedded import clients, embedded_database_start, embedded_redis_start, postgres_pid, redis_pid
 from tests.config.conftest import services_folder, services_folder_remove
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ def test_importing_the_settings_starts_nothing(services_tmp_path):
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
                             env={**environ, "DATA_DIR": str(data_dir)})
     assert result.returncode == 0, result.stderr
-    # Where the services will be, computed: the processes that use them start them (config.services.services_start).
+    # Where the services will be, computed: the processes that use them start them (config.embedded.services_start).
     assert result.stdout.split() == [f"postgresql://postgres@/docent?host={data_dir / 'pg'}",
                                      f"redis+socket://{data_dir / 'redis' / 'redis.sock'}"]
     assert _nothing_started(data_dir), sorted(data_dir.iterdir())
@@ -145,7 +145,7 @@ def test_leases_of_dead_processes_do_not_count(tmp_path):
 
 
 def test_stop_refuses_while_other_processes_use_the_services(tmp_path):
-    from config.services import client_register
+    from config.embedded import client_register
 
     client_register(tmp_path)  # this process, as a running web server would
     result = _manage(tmp_path, "services", "stop")

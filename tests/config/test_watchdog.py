@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from config import watchdog
-from config.services import embedded_redis_start, redis_pid
+from config.embedded import embedded_redis_start, redis_pid
 from tests.config.conftest import services_folder
 
 WATCHDOG = Path(watchdog.__file__)

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, UTC
+from pathlib import Path
 
+import pytest
+from django.contrib.auth.models import User
 from django.db.models import Count
 
 from rag.releases import version_key
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Document, Workspace
+from rag.dedup.merge import document_merge
+from rag.jobs.run import job_item_run
+from rag.uploads import indexing_job_create
+from tests.factories import UserFactory, WorkspaceFactory
 from tests.rag.factories import ChunkFactory, DocumentFactory
 
 # Sections of the Lumen Gateway troubleshooting guide as they read in 2.0, 2.1 and 3.0 (demo corpus):
@@ -160,3 +167,27 @@ def partition(workspace: Workspace) -> set[tuple[str, frozenset]]:
         members = variants.get(record.pk, set()) | {(canonical.document.path, canonical.chunk_index)}
         groups.add((canonical.text_hash, frozenset(members)))
     return groups
+
+
+@pytest.fixture(name="workspace")
+def members_free_workspace(db: None) -> Workspace:
+    """No members: the shared fixture's user costs a password hash (about a second) per test."""
+    return WorkspaceFactory()
+
+
+def user_unhashed() -> User:
+    return UserFactory(password=None)  # an unusable password: no hashing
+
+
+def merge_each(*documents: Document) -> None:
+    for document in documents:
+        document_merge(document_id=document.pk)
+
+
+RELEASE = {"2.0": "2024-06-03", "2.1": "2025-03-05", "3.0": "2025-10-06"}
+
+
+def ingest_folder(workspace: Workspace, folder: Path) -> None:
+    job = indexing_job_create(workspace=workspace, paths=[folder], enqueue=False)
+    for item_id in job.items.values_list("pk", flat=True):
+        job_item_run(item_id=item_id)

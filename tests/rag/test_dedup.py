@@ -1,10 +1,9 @@
-"""Dedup merging against the real database: records, promotion, dissolution, contradictions, review."""
+"""Dedup merging against the real database: records, promotion, dissolution, changes that keep records true."""
 
 from __future__ import annotations
 
 import itertools
 from datetime import datetime, UTC
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -12,19 +11,13 @@ from django.db import connection, transaction
 
 from rag.admin import releases as admin_releases
 from rag.dedup import merge
-from rag.facts import extract_facts, fact_differences, highlight_segments
-from rag.dedup.merge import chunks_detach, contradiction_resolve, document_merge, workspace_merge
-from rag.dedup.neighbours import member_edges, pairwise_edges, search_plan
+from rag.dedup.merge import chunks_detach, document_merge, workspace_merge
+from rag.dedup.neighbours import member_edges, pairwise_edges
 from rag.documents import documents_archive, documents_unarchive
 from rag.jobs import merging
-from rag.jobs.run import job_item_run
 from rag.management.commands import lineage_releases
-from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
-from rag.records import record_members
-from rag.retrieval.vectors import neighbours_sql
-from rag.selectors import record_provenance
-from rag.uploads import indexing_job_create
-from tests.factories import UserFactory, WorkspaceFactory
+from rag.models import CanonicalRecord, ChunkVariant, Contradiction, Document
+from tests.factories import WorkspaceFactory
 from tests.rag.dedup_support import (
     PAYLOAD_TOO_LARGE,
     RATE_LIMITED,
@@ -32,93 +25,18 @@ from tests.rag.dedup_support import (
     UNIQUE,
     assert_invariants,
     basis,
-    blend,
-    one_release,
     partition,
     section_chunk,
     troubleshooting_document,
     unit,
     vector_chunk,
 )
-
-# --- fact differences (no database) ---------------------------------------------------------------
-
-
-def test_changed_number_with_unit_is_named_with_its_spans():
-    differences = fact_differences(RATE_LIMITED["2.0"], RATE_LIMITED["2.1"])
-    assert [(d["kind"], d["a"], d["b"]) for d in differences] == [("number", "600 requests", "1000 requests")]
-    (a_start, a_end), = differences[0]["a_spans"]
-    (b_start, b_end), = differences[0]["b_spans"]
-    assert RATE_LIMITED["2.0"][a_start:a_end] == "600 requests"
-    assert RATE_LIMITED["2.1"][b_start:b_end] == "1000 requests"
-
-
-@pytest.mark.parametrize(("a", "b", "kind", "values"), [
-    ("Tokens expire after 24 hours.", "Tokens expire after 12 hours.", "duration", ("24 hours", "12 hours")),
-    ("The body limit is 10 MB by default.", "The body limit is 25 MB by default.", "size", ("10 MB", "25 MB")),
-    ("Requires PostgreSQL 13.4.1 or later.", "Requires PostgreSQL 14.0.2 or later.", "version", ("13.4.1", "14.0.2")),
-    ("Call /api/v1/auth/token to log in.", "Call /api/v2/auth/token to log in.", "version", ("v1", "v2")),
-    ("Upgrade from Lumen 2.0 first.", "Upgrade from Lumen 2.1 first.", "version", ("2.0", "2.1")),
-    ("The schema was released on 2025-02-10.", "The schema was released on 2025-10-06.", "date",
-     ("2025-02-10", "2025-10-06")),
-    ("Audit logging is enabled by default.", "Audit logging is disabled by default.", "switch",
-     ("enabled", "disabled")),
-    ("Set audit_log to true in gateway.yaml.", "Set audit_log to false in gateway.yaml.", "switch", ("true", "false")),
-    ("Clients must send the header.", "Clients must not send the header.", "obligation", ("must", "must not")),
-    ("Availability is 99.9% per month.", "Availability is 99.5% per month.", "percent", ("99.9%", "99.5%")),
-    ("Retries happen 3 times.", "Retries happen 5 times.", "number", ("3 times", "5 times")),
-    ("Set workers to 4 on small nodes.", "Set workers to 8 on small nodes.", "number", ("4", "8")),
-    ("The admin port is 9000.", "The admin port is 9090.", "number", ("9000", "9090")),
-])
-def test_each_kind_of_fact_is_compared(a, b, kind, values):
-    differences = fact_differences(a, b)
-    assert len(differences) == 1, differences
-    assert (differences[0]["kind"], differences[0]["a"], differences[0]["b"]) == (kind, *values)
-
-
-@pytest.mark.parametrize(("a", "b"), [
-    (RATE_LIMITED["2.1"], RATE_LIMITED["2.1"]),  # identical
-    ("The timeout is 30 seconds.", "The timeout is 30s."),  # same duration, other unit spelling
-    ("The timeout is 1 minute.", "The timeout is 60 seconds."),  # same duration, other unit
-    ("The default timeout is 30 seconds, and audit logging is enabled.",
-     "By default the timeout is 30 seconds and the audit log is switched on."),  # reworded, same facts
-    ("The timeout is 30 seconds.", "The timeout is configurable, see the table below."),  # one side has no fact
-    ("Raise the limit for one consumer with rate_limit.", "Raise the limit per consumer with rate_limit."),
-    ("Keys of 1,000 requests", "Keys of 1000 requests"),  # thousands separator
-    ("Step 1 of 3: back up the store.", "Step 2 of 3: back up the store first."),  # counts in prose, not values
-])
-def test_identical_or_reworded_texts_differ_in_nothing(a, b):
-    assert fact_differences(a, b) == []
-
-
-def test_identifiers_are_not_facts():
-    facts = extract_facts('Error LG1201 with request_id "7f3c1e2a" on lgw_123 keys; see ADR-0007.')
-    assert [f.text for f in facts] == []
-
-
-def test_highlight_segments_cover_the_text_once():
-    text = "The default is 600 requests per minute."
-    segments = highlight_segments(text, [[15, 27], [0, 3], [16, 20]])
-    assert "".join(piece for piece, _ in segments) == text
-    assert [piece for piece, marked in segments if marked] == ["The", "600 requests"]
+from tests.rag.dedup_support import ingest_folder as _ingest
+from tests.rag.dedup_support import merge_each as _merge
+from tests.rag.dedup_support import RELEASE, members_free_workspace  # noqa: F401 (the workspace fixture)
 
 
 # --- merging ------------------------------------------------------------------------------------------
-
-@pytest.fixture
-def workspace(db):
-    """No members: the shared fixture's user costs a password hash (about a second) per test."""
-    return WorkspaceFactory()
-
-
-def _user():
-    return UserFactory(password=None)  # an unusable password: no hashing
-
-
-def _merge(*documents: Document) -> None:
-    for document in documents:
-        document_merge(document_id=document.pk)
-
 
 @pytest.mark.django_db
 def test_three_versions_become_one_record_per_section_with_the_newest_canonical(workspace):
@@ -348,14 +266,6 @@ def test_reindexing_a_file_through_the_pipeline_takes_its_old_chunks_out(workspa
     assert set(records.values_list("canonical_chunk__document", flat=True)) == {v21.pk}
 
 
-RELEASE = {"2.0": "2024-06-03", "2.1": "2025-03-05", "3.0": "2025-10-06"}
-
-
-def _ingest(workspace, folder: Path) -> None:
-    job = indexing_job_create(workspace=workspace, paths=[folder], enqueue=False)
-    for item_id in job.items.values_list("pk", flat=True):
-        job_item_run(item_id=item_id)
-
 
 @pytest.mark.django_db
 def test_archiving_takes_chunks_out_and_unarchiving_merges_them_again_through_the_queue(
@@ -379,316 +289,6 @@ def test_archiving_takes_chunks_out_and_unarchiving_merges_them_again_through_th
     assert len(callbacks) == 1
     assert set(CanonicalRecord.objects.values_list("canonical_chunk__document", flat=True)) == {v30.pk}
     assert_invariants(workspace)
-
-
-# --- contradictions ---------------------------------------------------------------------------------
-
-
-@pytest.mark.django_db
-def test_versions_of_one_family_change_and_raise_no_contradiction(workspace):
-    v20, v21, v30 = (troubleshooting_document(workspace, v) for v in ("2.0", "2.1", "3.0"))
-    _merge(v20, v21, v30)
-
-    assert len({d.family_id for d in Document.objects.filter(pk__in=[v20.pk, v21.pk, v30.pk])} - {None}) == 1
-    # "600 -> 1000 requests" is what 2.1 changed: the family's timeline shows it; nobody has to review it.
-    assert not Contradiction.objects.filter(workspace=workspace).exists()
-
-
-@pytest.mark.django_db
-def test_two_current_documents_that_disagree_raise_pending_contradictions_naming_the_spans(workspace):
-    # Two documents of one release (one date written in each), one of them stale: both are current.
-    guide = troubleshooting_document(workspace, "2.1")
-    faq = troubleshooting_document(workspace, "2.0", path="/support/faq.md", doc_date=guide.doc_date)
-    Document.objects.filter(pk__in=[guide.pk, faq.pk]).update(date_source="frontmatter")
-    _merge(guide, faq)
-
-    assert Document.objects.filter(pk__in=[guide.pk, faq.pk], family__isnull=True, is_latest_version=True).count() == 2
-    rate = Contradiction.objects.get(chunk_a=section_chunk(guide, RATE_LIMITED), chunk_b=section_chunk(faq, RATE_LIMITED))
-    assert rate.status == "pending" and rate.similarity >= 0.85
-    assert [(d["kind"], d["a"], d["b"]) for d in rate.differences] == [("number", "1000 requests", "600 requests")]
-    # They say the same about tokens: identical texts raise nothing.
-    assert not Contradiction.objects.filter(chunk_a=section_chunk(guide, TOKEN_EXPIRED),
-                                            chunk_b=section_chunk(faq, TOKEN_EXPIRED)).exists()
-    assert all(c.chunk_a_id < c.chunk_b_id for c in Contradiction.objects.all())
-
-
-@pytest.mark.django_db
-def test_a_reworded_near_duplicate_raises_no_contradiction(workspace):
-    original = ("Each API key is limited to 1000 requests per minute by default, measured over a sliding "
-                "60-second window. Change the limit per consumer with the rate_limit field.")
-    reworded = ("By default, every API key may send 1000 requests per minute, counted over a sliding "
-                "window of 60 seconds. The rate_limit field changes the limit for one consumer.")
-    first = vector_chunk(workspace, basis(0), text=original)
-    # Same vector: the encoder would call them near-identical; the facts decide.
-    second = vector_chunk(workspace, blend(basis(0), basis(1), 0.97), text=reworded)
-    _merge(first.document, second.document)
-    assert CanonicalRecord.objects.filter(workspace=workspace).count() == 1
-    assert not Contradiction.objects.exists()
-
-
-@pytest.mark.django_db
-def test_near_duplicates_below_the_merge_threshold_still_raise_a_contradiction(workspace):
-    a = vector_chunk(workspace, basis(0), text="Keys created in 2.1 expire after 365 days by default.", release="3.0")
-    b = vector_chunk(workspace, blend(basis(0), basis(1), 0.9),
-                     text="Keys created in 3.0 expire after 90 days by default.", release="3.0")
-    _merge(a.document, b.document)
-    assert not CanonicalRecord.objects.exists()
-    contradiction = Contradiction.objects.get()
-    assert contradiction.similarity == pytest.approx(0.9, abs=1e-4)
-    assert {(d["a"], d["b"]) for d in contradiction.differences} == {("2.1", "3.0"), ("365 days", "90 days")}
-
-    far = vector_chunk(workspace, blend(basis(0), basis(2), 0.8), text="Keys created in 3.1 expire after 30 days.",
-                       release="3.0")
-    document_merge(document_id=far.document_id)
-    assert Contradiction.objects.count() == 1  # 0.8 is below the contradiction threshold
-
-
-# --- review -------------------------------------------------------------------------------------------
-
-
-@pytest.mark.django_db
-def test_keeping_the_older_side_makes_it_canonical_until_a_newer_version_arrives(workspace):
-    reviewer = _user()
-    v21, v30 = troubleshooting_document(workspace, "2.1"), troubleshooting_document(workspace, "3.0")
-    one_release(v21, v30)  # two guides current together: their disagreement is for a reviewer
-    _merge(v21, v30)
-    old, new = section_chunk(v21, PAYLOAD_TOO_LARGE), section_chunk(v30, PAYLOAD_TOO_LARGE)
-    contradiction = Contradiction.objects.get(chunk_a=old, chunk_b=new)
-    record = CanonicalRecord.objects.get(canonical_chunk=new)
-
-    contradiction_resolve(contradiction_id=contradiction.pk, action="keep_a", user=reviewer,
-                          note="50 MB is a typo in the 3.0 draft")
-    contradiction.refresh_from_db()
-    assert (contradiction.status, contradiction.resolution, contradiction.reviewed_by, contradiction.note) == (
-        "resolved", "kept_a", reviewer, "50 MB is a typo in the 3.0 draft")
-    assert contradiction.reviewed_at is not None
-    record.refresh_from_db()
-    assert record.canonical_chunk == old
-    assert list(record.variants.values_list("chunk_id", flat=True)) == [new.pk]
-    assert_invariants(workspace)
-
-    # The decision survives a rebuild and re-merges...
-    workspace_merge(workspace_id=workspace.pk)
-    document_merge(document_id=v30.pk)
-    record.refresh_from_db()
-    assert record.canonical_chunk == old
-    # ...until a newer version of the text arrives.
-    v31 = troubleshooting_document(workspace, "3.0", path="/corpus/troubleshooting-3.1.md",
-                                   doc_date=datetime(2026, 1, 10, tzinfo=UTC))
-    document_merge(document_id=v31.pk)
-    record.refresh_from_db()
-    assert record.canonical_chunk == section_chunk(v31, PAYLOAD_TOO_LARGE)
-    assert_invariants(workspace)
-
-
-@pytest.mark.django_db
-def test_keeping_one_of_two_unmerged_chunks_joins_them_under_it(workspace):
-    reviewer = _user()
-    a = vector_chunk(workspace, basis(0), text="Keys created in 2.1 expire after 365 days by default.",
-                     doc_date=datetime(2025, 3, 1, tzinfo=UTC), release="3.0")
-    b = vector_chunk(workspace, blend(basis(0), basis(1), 0.9), text="Keys created in 3.0 expire after 90 days.",
-                     doc_date=datetime(2025, 10, 1, tzinfo=UTC), release="3.0")
-    _merge(a.document, b.document)
-    contradiction = Contradiction.objects.get()
-    contradiction_resolve(contradiction_id=contradiction.pk, action="keep_b", user=reviewer)
-    record = CanonicalRecord.objects.get()
-    assert record.canonical_chunk == b and list(record.variants.values_list("chunk_id", flat=True)) == [a.pk]
-    assert record.variants.get().similarity == pytest.approx(0.9, abs=1e-4)
-
-    # Changing one's mind: dismissing unlinks them again.
-    contradiction_resolve(contradiction_id=contradiction.pk, action="dismiss", user=reviewer, note="different keys")
-    assert not CanonicalRecord.objects.exists()
-    contradiction.refresh_from_db()
-    assert (contradiction.status, contradiction.resolution, contradiction.note) == ("dismissed", "dismissed",
-                                                                                   "different keys")
-
-
-@pytest.mark.django_db
-def test_dismissing_changes_no_record_and_the_pair_is_not_raised_again(workspace):
-    v20, v21 = troubleshooting_document(workspace, "2.0"), troubleshooting_document(workspace, "2.1")
-    one_release(v20, v21)
-    _merge(v20, v21)
-    before = partition(workspace)
-    contradiction = Contradiction.objects.filter(workspace=workspace).first()
-    contradiction_resolve(contradiction_id=contradiction.pk, action="dismiss", user=_user())
-    assert partition(workspace) == before
-    workspace_merge(workspace_id=workspace.pk)
-    contradiction.refresh_from_db()
-    assert contradiction.status == "dismissed"
-    with pytest.raises(ValueError, match="keep_a, keep_b or dismiss"):
-        contradiction_resolve(contradiction_id=contradiction.pk, action="delete", user=None)
-
-
-def _write_guide(folder: Path, version: str, *, extra: str = "") -> Path:
-    """One team's guide, with the texts of `version`; every guide is labelled 2.1, so they are current together."""
-    sections = {"Rate limited": RATE_LIMITED, "Payload too large": PAYLOAD_TOO_LARGE, "Support": UNIQUE}
-    body = "\n\n".join(f"# {heading}\n\n{texts[version]}" for heading, texts in sections.items())
-    path = folder / f"troubleshooting-{version}.md"
-    path.write_text(f"---\ntitle: Troubleshooting {version}\nversion: \"2.1\"\ndate: {RELEASE[version]}\n---\n\n"
-                    f"{body}{extra}\n")
-    return path
-
-
-@pytest.mark.django_db
-def test_reviews_of_unchanged_text_survive_a_reindex_of_its_edited_file(workspace, tmp_path,
-                                                                        django_capture_on_commit_callbacks):
-    reviewer = _user()
-    old_file, _ = _write_guide(tmp_path, "2.0"), _write_guide(tmp_path, "2.1")
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("ingest", str(tmp_path), workspace=workspace.slug, sync=True, verbosity=0)
-    v20 = Document.objects.get(path=str(old_file))
-
-    rate, payload = (Contradiction.objects.get(chunk_a__document=v20, chunk_a__text__contains=marker)
-                     for marker in ("600 requests", "10 MB"))
-    contradiction_resolve(contradiction_id=rate.pk, action="dismiss", user=reviewer, note="different plans")
-    contradiction_resolve(contradiction_id=payload.pk, action="keep_a", user=reviewer, note="2.1 is wrong")
-    assert CanonicalRecord.objects.get(canonical_chunk__text__contains="10 MB")
-
-    # An edit elsewhere in the 2.0 file: re-indexed, its chunks get new (larger) ids than 2.1's.
-    _write_guide(tmp_path, "2.0", extra="\n\n# Changelog\n\nThe 2.0 support section now names the log format.")
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("ingest", str(tmp_path), workspace=workspace.slug, sync=True, verbosity=0)
-
-    rate.refresh_from_db()
-    payload.refresh_from_db()
-    assert (rate.status, rate.note) == ("dismissed", "different plans")
-    assert rate.chunk_b.document == v20 and "600 requests" in rate.chunk_b.text  # the new chunk, now on side b
-    assert (payload.status, payload.resolution) == ("resolved", "kept_b")  # what was kept is still the 2.0 text
-    assert payload.chunk_b.document == v20 and "10 MB" in payload.chunk_b.text
-    assert all(d["a"] in payload.chunk_a.text and d["b"] in payload.chunk_b.text for d in payload.differences)
-    assert not Contradiction.objects.filter(workspace=workspace, status=Contradiction.Status.PENDING).exists()
-    assert CanonicalRecord.objects.get(canonical_chunk=payload.chunk_b)
-    assert_invariants(workspace)
-
-
-# --- provenance and the search path ----------------------------------------------------------------
-
-
-@pytest.mark.django_db
-def test_record_provenance_lists_the_canonical_then_variants_newest_first(workspace):
-    user = _user()
-    workspace.members.add(user)
-    v20, v21, v30 = (troubleshooting_document(workspace, v) for v in ("2.0", "2.1", "3.0"))
-    _merge(v20, v30, v21)
-    record = CanonicalRecord.objects.get(canonical_chunk=section_chunk(v30, RATE_LIMITED))
-    entries = record_provenance(record_id=record.pk, user=user)
-    assert [(e.role, e.path, e.doc_date) for e in entries] == [
-        ("canonical", v30.path, v30.doc_date), ("variant", v21.path, v21.doc_date), ("variant", v20.path, v20.doc_date)]
-    assert entries[0].similarity is None and all(0.95 <= e.similarity for e in entries[1:])
-    with pytest.raises(CanonicalRecord.DoesNotExist):
-        record_provenance(record_id=record.pk, user=_user())  # not a member of the workspace
-    # One reader: search's variants and provenance read the same members, scoped to the workspace.
-    assert record_members(record_ids=[record.pk], workspace_id=workspace.pk) == {record.pk: entries}
-    assert record_members(record_ids=[record.pk], workspace_id=WorkspaceFactory().pk) == {}
-
-
-@pytest.mark.django_db
-def test_chunk_vectors_stay_in_the_row_for_exact_scans():
-    # pgvector's default (EXTERNAL) puts a 1.5 kB vector beside a chunk's text in TOAST, and an
-    # exact scan then reads the TOAST table for every row it compares (10x slower, bench_merge.py).
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = 'rag_chunk'::regclass "
-                       "AND attname = 'embedding'")
-        assert cursor.fetchone() == ("m",)
-
-
-# Serialized rollback, as the suite's other transactional tests: a plain flush re-creates content types
-# that the next serialized test then inserts again.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_small_workspaces_are_searched_exactly_and_large_ones_through_hnsw(workspace, settings):
-    # Earlier tests' rolled-back chunks are dead entries in the index (the same texts, so right beside
-    # these vectors): vacuumed away, the table holds only this workspace and HNSW must find its records.
-    with connection.cursor() as cursor:
-        cursor.execute(f"VACUUM {Chunk._meta.db_table}")
-    troubleshooting_document(workspace, "2.0")
-    assert search_plan(workspace.pk).strategy == "exact"
-    settings.MERGE_EXACT_SCAN_MAX_CHUNKS = 0
-    plan = search_plan(workspace.pk)
-    assert plan.strategy == "hnsw" and plan.ef_search >= settings.MERGE_EF_SEARCH
-
-    def plan_text(strategy: str) -> str:
-        with transaction.atomic(), connection.cursor() as cursor:
-            # Even with every alternative priced out, the exact shape cannot use the index.
-            cursor.execute("SET LOCAL enable_seqscan = off")
-            cursor.execute("SET LOCAL enable_sort = off")
-            cursor.execute("EXPLAIN " + neighbours_sql(strategy), {
-                "workspace_id": workspace.pk, "archived": [], "neighbours": 10, "chunk_ids": [1, 2],
-                "max_distance": 0.15})
-            return "\n".join(row[0] for row in cursor.fetchall())
-
-    assert "chunk_embedding_hnsw" in plan_text("hnsw")
-    assert "chunk_embedding_hnsw" not in plan_text("exact")
-    # The HNSW path finds the same records as the exact one on this small set.
-    for version in ("2.1", "3.0"):
-        troubleshooting_document(workspace, version)
-    stats = workspace_merge(workspace_id=workspace.pk)
-    assert stats.search == "hnsw" and CanonicalRecord.objects.filter(workspace=workspace).count() == 3
-
-
-@pytest.mark.django_db
-def test_a_workspace_lost_in_a_big_table_falls_back_to_an_exact_scan(workspace, settings):
-    troubleshooting_document(workspace, "2.0")
-    settings.MERGE_EXACT_SCAN_MAX_CHUNKS = 0
-    with connection.cursor() as cursor:
-        # Pretend the table holds a million chunks: 4 of them are too few for HNSW's post-filter.
-        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'rag_chunk'::regclass")
-        (saved,) = cursor.fetchone()
-        cursor.execute("UPDATE pg_class SET reltuples = 1000000 WHERE oid = 'rag_chunk'::regclass")
-    try:
-        assert search_plan(workspace.pk).strategy == "exact"
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("UPDATE pg_class SET reltuples = %s WHERE oid = 'rag_chunk'::regclass", [saved])
-
-
-# --- the real encoder on the demo corpus --------------------------------------------------------------
-
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "corpus"
-
-
-@pytest.mark.real_encoder
-@pytest.mark.django_db
-def test_demo_corpus_versions_merge_newest_first_and_conflicts_are_named(workspace, settings):
-    from rag import embeddings
-
-    settings.EMBEDDING_ENCODER = "minilm"
-    embeddings.reset_encoder()
-    try:
-        files = ["v2.0/api_reference.pdf", "api-reference-v2.1.md", "api/api-reference-v3.adoc",
-                 "upgrading-to-2.1.md", "archive/upgrading-to-2.1 (export).md"]
-        job = indexing_job_create(workspace=workspace, paths=[DEMO / name for name in files], enqueue=False)
-        for item_id in job.items.values_list("pk", flat=True):
-            assert job_item_run(item_id=item_id) == "indexed"
-    finally:
-        embeddings.reset_encoder()
-    documents = {str(Path(d.path).relative_to(DEMO)): d for d in Document.objects.filter(workspace=workspace)}
-    for document in sorted(documents.values(), key=lambda d: d.pk, reverse=True):
-        document_merge(document_id=document.pk)
-    assert_invariants(workspace)
-
-    def members(record: CanonicalRecord) -> list[str]:
-        return [str(Path(entry.path).relative_to(DEMO)) for entry in record_provenance(record_id=record.pk)]
-
-    records = [members(r) for r in CanonicalRecord.objects.filter(workspace=workspace)]
-    # The re-exported copy of the upgrade guide merges section by section with the original.
-    copies = [m for m in records if set(m) == {"upgrading-to-2.1.md", "archive/upgrading-to-2.1 (export).md"}]
-    assert len(copies) >= 4
-    # Versions of the API reference: the newest one is the canonical.
-    api = [m for m in records if "api-reference-v2.1.md" in m and len(m) >= 2 and "upgrading-to-2.1.md" not in m]
-    assert api and any(m[0] == "api/api-reference-v3.adoc" for m in api)
-    assert all(m[0] != "v2.0/api_reference.pdf" for m in api)
-
-    # The rate limit went from 600 (2.0) to 1000 (2.1) to 1200 (3.0) requests per minute: changes within one
-    # family, for its timeline, never for review.
-    api_family = set(Document.objects.filter(pk__in=[documents[name].pk for name in files[:3]])
-                     .values_list("family_id", flat=True))
-    assert len(api_family) == 1 and None not in api_family
-    assert not Contradiction.objects.filter(workspace=workspace, chunk_a__document__family_id__in=api_family,
-                                            chunk_b__document__family_id__in=api_family).exists()
-    # The copy and its original agree on every fact.
-    original, export = documents["upgrading-to-2.1.md"], documents["archive/upgrading-to-2.1 (export).md"]
-    assert not Contradiction.objects.filter(chunk_a__document__in=[original, export],
-                                            chunk_b__document__in=[original, export]).exists()
 
 
 @pytest.mark.django_db

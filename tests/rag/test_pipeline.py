@@ -86,7 +86,7 @@ def test_unchanged_files_are_settled_when_the_job_is_created_and_never_queued(
     documents_archive(documents=Document.objects.filter(pk=returning.pk))
     enqueued: list[int] = []
     merged: list[int] = []
-    monkeypatch.setattr("rag.uploads.index_send", enqueued.extend)
+    monkeypatch.setattr("rag.uploads.staging.index_send", enqueued.extend)
     monkeypatch.setattr("rag.jobs.merging.merge_send", merged.append)
 
     with django_capture_on_commit_callbacks(execute=True):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import rag.sources.folder
-import rag.uploads
+import rag.uploads.staging
 from rag.models import Document, IndexingJobItem, Source
 from rag.progress import job_summary
 from rag.sources.services import source_add
@@ -44,8 +44,8 @@ def hashed(monkeypatch):
         paths.append(path.name)
         return real(path)
 
-    real = rag.uploads.file_hash
-    monkeypatch.setattr(rag.uploads, "file_hash", spy)
+    real = rag.uploads.staging.file_hash
+    monkeypatch.setattr(rag.uploads.staging, "file_hash", spy)
     monkeypatch.setattr(rag.sources.folder, "file_hash", spy)
     return paths
 

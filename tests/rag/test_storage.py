@@ -19,7 +19,7 @@ from rag.storage import (
     stored_copy_save,
     stored_name,
 )
-from rag.upload_limits import workspace_storage_used
+from rag.uploads import workspace_storage_used
 from devkit.machines import BUCKET, S3Server
 
 pytestmark = pytest.mark.django_db

@@ -91,7 +91,7 @@ def test_an_item_left_running_by_a_dead_worker_is_requeued_by_the_reaper(start_p
 
 
 def _restart_redis() -> None:
-    from config.services import embedded_redis_start, stop_embedded
+    from config.embedded import embedded_redis_start, stop_embedded
 
     stop_embedded(Path(settings.DATA_DIR), database=False, redis_server=True)
     embedded_redis_start(Path(settings.DATA_DIR))
@@ -100,7 +100,7 @@ def _restart_redis() -> None:
 def _restart_postgres() -> None:
     from django.db import connection
 
-    from config.services import _pg_ctl
+    from config.embedded import _pg_ctl
 
     connection.close()
     pgdata = Path(settings.DATA_DIR) / "pg"

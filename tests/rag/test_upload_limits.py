@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
 from django.db import connection
 
-from rag import uploads
+from rag.uploads import staging as uploads
 from rag.documents import document_retry_job, documents_remove
 from rag.ingest import pipeline
 from rag.parsers import ParseError

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from config.services import clients, owner, postgres_pid, redis_pid, stop_embedded
+from config.embedded import clients, owner, postgres_pid, redis_pid, stop_embedded
 
 ROLES = {
     "launcher": "make run",

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from rag.storage import StorageUnavailable, local_copies, stored_copies_migrate
-from rag.upload_limits import size_text
+from rag.uploads import size_text
 
 
 class Command(BaseCommand):

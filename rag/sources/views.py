@@ -8,8 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from rag.source_forms import SourceForm
-from rag.sources import SourceError, source_add, source_get, source_list, source_row, source_sync_request
+from rag.sources.forms import SourceForm
+from rag.sources.selectors import source_get, source_list, source_row
+from rag.sources.services import SourceError, source_add, source_sync_request
 
 
 @require_http_methods(["GET", "POST"])

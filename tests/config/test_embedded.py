@@ -52,7 +52,7 @@ def test_a_changed_cache_size_restarts_the_embedded_server_once(services_tmp_pat
     tmp_path = services_tmp_path
     import psycopg
 
-    from config.services import embedded_database_start, stop_embedded
+    from config.embedded import embedded_database_start, stop_embedded
 
     def shared_buffers(url: str) -> str:
         with psycopg.connect(url) as conn:
@@ -77,7 +77,7 @@ def test_a_changed_cache_size_restarts_the_embedded_server_once(services_tmp_pat
 def test_processes_starting_together_all_find_the_data_dir_writable(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from config.services import ensure_data_dir
+    from config.embedded import ensure_data_dir
 
     with ThreadPoolExecutor(8) as pool:  # `make run` starts the worker and the web server at once
         list(pool.map(lambda _: ensure_data_dir(tmp_path), range(400)))
@@ -87,7 +87,7 @@ def test_processes_starting_together_all_find_the_data_dir_writable(tmp_path):
 def test_the_cache_lives_in_its_own_database_of_the_brokers_redis():
     """Sign-in throttling and the API's rate count there (issue 37): shared by every process, and a cache
     clear (FLUSHDB) never drops a queued task."""
-    from config.services import redis_database_url
+    from config.embedded import redis_database_url
 
     assert redis_database_url("redis+socket:///srv/docent/redis/redis.sock", database=1) == \
         "unix:///srv/docent/redis/redis.sock?db=1"

@@ -26,7 +26,7 @@ from rag.parsers import UnsupportedFormat, detect_format, zip_entry_count
 from rag.jobs import documents_show_paths, index_send, job_finish_if_done
 from rag.models import Document, IndexingJob, IndexingJobItem, Workspace
 from rag.storage import file_hash, file_stat_key, stored_copies_delete, stored_copy_save
-from rag.upload_limits import UploadBudget, UploadTooLarge, bounded, quota_hold, size_text, upload_refusal
+from rag.uploads.limits import UploadBudget, UploadTooLarge, bounded, quota_hold, size_text, upload_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ class _Staged:
 
 def _stage(incoming: IncomingFile, batch: str, budget: UploadBudget) -> list[_Staged]:
     relative = safe_upload_path(incoming.relative_path)
-    refused = upload_refusal(incoming.upload)  # refused as it arrived (rag.upload_limits)
+    refused = upload_refusal(incoming.upload)  # refused as it arrived (rag.uploads.limits)
     if refused:
         return [_Staged(path=f"uploads/{relative}", error=refused)]
     if relative.lower().endswith(".zip"):

@@ -174,7 +174,7 @@ class UploadBudget:
 def quota_hold(*, workspace: Workspace, items: list[IndexingJobItem]) -> None:
     """Fail the queued items whose stored copies would pass the workspace's quota as it stands now.
 
-    Called with the items of one upload under the workspace's upload lock (rag.uploads): what
+    Called with the items of one upload under the workspace's upload lock (rag.uploads.staging): what
     another upload stored meanwhile is committed and counted, so of two uploads that each fit
     alone the second is refused, file by file, as staging refuses them.
     """
