@@ -23,7 +23,7 @@ from chat.forms import AskForm, SearchOptionsForm
 from chat.models import Conversation
 from rag.api import SearchQuery
 from rag.forms import DocumentFilterForm
-from rag.source_forms import SourceForm
+from rag.sources.forms import SourceForm
 from tests.factories import UserFactory
 from tests.rag.retrieval_helpers import add_document
 
