@@ -32,6 +32,12 @@ _LEANS_BACK = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both
 # A heading that names a code, a setting or a path ("LG1504 upstream_timeout", "/healthz") gives the text under it its subject.
 _CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
 _FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
+# A sentence begun mid-way ("related object in the SELECT statement."): a plain lower-case word, not a name
+# ("html_theme", "sphinx-build", "conf.py"); the tail of a sentence the splitter or a chunk edge cut.
+_MID_SENTENCE = re.compile(r"^[a-z]+ (?=\S)")
+# A reference entry's field ("Default: ``0``", "Type: int", "New in version 4.1"): read with the entry's name.
+_ENTRY_FIELD = re.compile(r"^(?:Default|Type|Value|Values|Choices|Required|New in version|Changed in version|"
+                          r"Deprecated since version|Removed in version)\b", re.IGNORECASE)
 
 @dataclass
 class Unit:
@@ -41,7 +47,7 @@ class Unit:
     result: Any
     indexes: tuple[int, ...]
     text: str
-    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed"
+    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed" | "field"
     score: float = 0.0  # the learned ranker's score (chat.answer_ranker), or the hand score: what orders the answer
     cosine: float = 0.0
     relevance: float = 0.0  # meaning and rare terms alone: what the abstention floor is calibrated on
@@ -93,9 +99,23 @@ def has_term(text: str) -> bool:
     return bool(match) and len(match.group("term").split()) <= 8
 
 
-def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan]) -> tuple[tuple[int, ...], str, str]:
+def _entry_name(span: SentenceSpan, spans: list[SentenceSpan], heading_path: str) -> str:
+    """The name a reference entry's field belongs to: the heading line over it in the chunk, else the last
+    heading of the passage ("CONN_MAX_AGE"), when it reads as a name (one or two words)."""
+    before = next((s for s in reversed(spans[: span.index]) if s.paragraph < span.paragraph
+                   and s.kind == "prose" and _heading_like(s.text, set()) and not has_term(s.text)), None)
+    name = before.text if before is not None else (heading_path or "").split(">")[-1].strip()
+    return name if name and len(name.split()) <= 2 and not _ENTRY_FIELD.match(name) else ""
+
+
+def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan],
+              heading_path: str = "") -> tuple[tuple[int, ...], str, str]:
     """(sentence indexes, text, kind) of the statement this sentence belongs to."""
     head = paragraph[0]
+    if span is head and span.kind == "prose" and _ENTRY_FIELD.match(span.text) \
+            and (name := _entry_name(span, spans, heading_path)):
+        # "Default: 0" under "CONN_MAX_AGE": a record of name, field and value, "the default of X" answered by it.
+        return (span.index,), f"{name}: {span.text}", "field"
     head_text = _BULLET.sub("", head.text)
     if span is not head and head.kind == span.kind and has_term(head_text):
         # A later sentence of a definition is read with the term and the value the first one gives.
@@ -113,7 +133,7 @@ def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[Sen
         return (before.index, span.index), f"{before.text}: {span.text}", "headed"
     if _LEANS_BACK.match(span.text) and span.index > 0:
         before = spans[span.index - 1]
-        if before.kind == "prose" and before.paragraph == span.paragraph:
+        if before.kind == "prose" and before.paragraph == span.paragraph and not _MID_SENTENCE.match(before.text):
             return (before.index, span.index), f"{before.text} {span.text}", "pair"
     return (span.index,), span.text, "sentence"
 
@@ -131,7 +151,14 @@ def answer_units(results: Sequence[Any]) -> list[Unit]:
         for span in spans:
             if span.kind == "code" or _heading_like(span.text, headings) and not has_term(span.text):
                 continue
-            indexes, text, kind = _unit_for(span, spans, paragraphs[span.paragraph])
+            if span.kind == "prose" and _MID_SENTENCE.match(span.text):
+                before = spans[span.index - 1] if span.index else None
+                if before is None or before.paragraph != span.paragraph or before.kind != "prose":
+                    continue  # the tail of a sentence cut at a chunk edge: no reader can follow it alone
+                # The splitter cut one sentence in two (after "e.g." or a stripped role): quoted whole.
+                indexes, text, kind = (before.index, span.index), f"{before.text} {span.text}", "pair"
+            else:
+                indexes, text, kind = _unit_for(span, spans, paragraphs[span.paragraph], result.heading_path or "")
             words = len(text.split())
             if indexes in seen or words > settings.ANSWER_UNIT_MAX_WORDS:
                 continue

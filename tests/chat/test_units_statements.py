@@ -1,0 +1,93 @@
+"""Statements from structure, clean (issue 51): what real documentation's units look like to a reader.
+
+Realistic reST and Markdown snippets (a library's API guide, a settings reference), parsed by the format's own
+reader and cut into answer units: no markup reaches the reader, no statement begins mid-sentence, and a
+reference entry's field is a record of name, field and value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from chat.units import answer_units
+from evaluation.answers import raw_markup
+from rag.ingest.chunking import chunk_document
+from rag.ingest.parsers import parse_document
+
+API_GUIDE = """\
+Connection Pooling
+==================
+
+The :func:`_sa.create_engine` function returns an :class:`_engine.Engine` that holds a pool of connections.
+The default pool implementation of :func:`.create_engine` is :class:`.QueuePool`, except for SQLite.
+Passing a bad URL raises :exc:`~sqlalchemy.exc.ArgumentError`; see :ref:`pooling_toplevel` for tuning.
+Use the ``pool_size`` argument and :meth:`.Pool.dispose` to reset it, as the `pool guide <https://example.org/>`_ shows.
+
+.. method:: Pool.connect(*args, **kwargs)
+
+   Returns a connection from the pool, opening one if none is idle.
+"""
+
+SETTINGS_REFERENCE = """\
+Settings
+========
+
+.. setting:: CONN_HEALTH_CHECKS
+
+CONN_HEALTH_CHECKS
+------------------
+
+Default: ``False``
+
+Whether persistent connections are checked before they are reused in a request.
+
+.. versionadded:: 4.1
+"""
+
+
+def _units(text: str, name: str = "guide.rst") -> list:
+    parsed = parse_document(Path(name), text.encode())
+    results = [SimpleNamespace(chunk_id=n, document_id=1, heading_path=draft.heading_path, text=draft.text)
+               for n, draft in enumerate(chunk_document(parsed))]
+    return answer_units(results)
+
+
+def _answer(text: str) -> SimpleNamespace:
+    return SimpleNamespace(text=text, abstained=False)
+
+
+def test_sphinx_roles_read_as_the_built_page_shows_them(db):
+    texts = [unit.text for unit in _units(API_GUIDE)]
+    joined = " ".join(texts)
+    assert "The create_engine function returns an Engine that holds a pool of connections." in texts
+    assert "The default pool implementation of create_engine is QueuePool, except for SQLite." in texts
+    assert "raises ArgumentError" in joined
+    assert "Pool.dispose" in joined and "pool guide" in joined
+    assert "Pool.connect(*args, **kwargs): Returns a connection from the pool, opening one if none is idle." in texts
+    for text in texts:
+        assert not raw_markup(_answer(text)), text
+
+
+def test_a_reference_entry_field_is_a_record_of_name_field_and_value(db):
+    units = {unit.text: unit.kind for unit in _units(SETTINGS_REFERENCE)}
+    assert units["CONN_HEALTH_CHECKS: Default: False"] == "field"
+    assert units["CONN_HEALTH_CHECKS: New in version 4.1."] == "field"
+
+
+def test_a_statement_cut_at_a_chunk_edge_is_never_a_unit(db):
+    chunk = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Relationship loading",
+                            text="Relationship loading\nrelated object in the SELECT statement. It loads every row "
+                                 "of the collection at once.\nJoined eager loading adds a LEFT OUTER JOIN to the query.")
+    texts = [unit.text for unit in answer_units([chunk])]
+    assert not any(text.startswith("related object") for text in texts)
+    assert "It loads every row of the collection at once." in texts  # never leaning on the cut-off tail
+    assert "Joined eager loading adds a LEFT OUTER JOIN to the query." in texts
+
+
+def test_the_markup_check_flags_what_a_reader_should_never_see():
+    for text in ("Raises :exc:`ValueError` [1]", "Set ``pool_size`` to 5. [1]", ".. method:: run(*args) [1]",
+                 "the _engine.Engine holds the pool [1]", "the default pool implementation of . [1]",
+                 "related object in the SELECT statement. [1]", "See [the guide](https://example.org/x). [1]"):
+        assert raw_markup(_answer(text)), text
+    assert not raw_markup(_answer("The default of CONN_MAX_AGE is 0 (seconds). [1]"))
