@@ -193,8 +193,10 @@ def raw_markup(result: Answer) -> list[str]:
     is counted too: a unit cut where it should not be.
     """
     text = MARKER.sub("", result.text)
+    # What a `code span` holds is shown as code, as the built page shows a literal: `.. note::` is its content.
+    prose = re.sub(r"(?<!`)`[^`\n]+`(?!`)", "`code`", text)
     problems = [f"{name}: {match.group(0).strip()!r}" for name, pattern in _RAW_MARKUP
-                for match in pattern.finditer(text)]
+                for match in pattern.finditer(prose)]
     problems += [f"mid-sentence: {statement[:40]!r}" for statement in _statements(result.text)
                  if _MID_SENTENCE.match(_SUMMARY.sub("", statement).strip().removeprefix("In ").strip())
                  and not result.abstained]

@@ -91,3 +91,33 @@ def test_the_markup_check_flags_what_a_reader_should_never_see():
                  "related object in the SELECT statement. [1]", "See [the guide](https://example.org/x). [1]"):
         assert raw_markup(_answer(text)), text
     assert not raw_markup(_answer("The default of CONN_MAX_AGE is 0 (seconds). [1]"))
+
+
+def test_two_sentences_of_one_page_are_no_change(db):
+    from chat.changes import summary_line
+    from chat.units import Unit
+
+    def unit(text: str, document_id: int) -> Unit:
+        found = SimpleNamespace(chunk_id=document_id, document_id=document_id, heading_path="napoleon", text=text)
+        return Unit(0, found, (0,), text, "sentence", vector=[1.0, 0.0])
+
+    true, false = (unit("napoleon_use_rtype: True to use the :rtype: role for the return type.", 7),
+                   unit("False to output the return type inline with the description.", 7))
+    assert summary_line(true, false, "5.2.18", "5.2.19") == ""  # one page's two sentences
+    old, new = (unit("html_codeblock_linenos_style: Default: 'inline'.", 1),
+                unit("html_codeblock_linenos_style: Default: 'table'.", 2))
+    assert summary_line(old, new, "4.0", "5.0") == "'inline' -> 'table' (4.0 -> 5.0)."
+
+
+def test_an_older_release_s_notes_never_answer_the_present_or_a_later_release(db):
+    from chat.extractive import _older_notes
+
+    def found(chunk_id: int, heading_path: str, label: str = "8.1") -> SimpleNamespace:
+        return SimpleNamespace(chunk_id=chunk_id, heading_path=heading_path, version_label=label)
+
+    changelog = [found(1, "Changelog > Release 8.1.3 (released Oct 13, 2024) > Bugs fixed"),
+                 found(2, "Changelog > Release 5.3.0 (released Oct 16, 2022) > Features added"),
+                 found(3, "Configuration > html_theme")]
+    assert _older_notes(changelog, "") == {2}  # the present: 8.1's notes only
+    assert _older_notes(changelog, "5.3") == {1}  # asked 5.3: never 8.1's notes
+    assert _older_notes([found(3, "Configuration > html_theme")], "") == set()
