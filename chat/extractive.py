@@ -381,7 +381,7 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
     For a question about one release (`as_of`, the search already scoped to it) that release's
     statements are what is asked for: no newer version replaces them.
     """
-    units = answer_units(results)
+    units = answer_units(results, examples=question_kind(question) == "steps")
     if not units:
         return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
     named = subjects_named(question, {r.subject: [] for r in results if getattr(r, "subject", "")})

@@ -34,6 +34,7 @@ _CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
 _FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
 # A sentence begun mid-way ("related object in the SELECT statement."): a plain lower-case word, not a name
 # ("html_theme", "sphinx-build", "conf.py"); the tail of a sentence the splitter or a chunk edge cut.
+_EXAMPLE_LINES, _EXAMPLE_WORDS = 3, 30  # a code example short enough to read as a statement
 _MID_SENTENCE = re.compile(r"^[a-z]+ (?=\S)")
 # A reference entry's field ("Default: ``0``", "Type: int", "New in version 4.1"): read with the entry's name.
 _ENTRY_FIELD = re.compile(r"^(?:Default|Type|Value|Values|Choices|Required|New in version|Changed in version|"
@@ -47,7 +48,7 @@ class Unit:
     result: Any
     indexes: tuple[int, ...]
     text: str
-    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed" | "field"
+    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed" | "field" | "example"
     score: float = 0.0  # the learned ranker's score (chat.answer_ranker), or the hand score: what orders the answer
     cosine: float = 0.0
     relevance: float = 0.0  # meaning and rare terms alone: what the abstention floor is calibrated on
@@ -138,8 +139,23 @@ def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[Sen
     return (span.index,), span.text, "sentence"
 
 
-def answer_units(results: Sequence[Any]) -> list[Unit]:
-    """Every quotable statement of the results, once each; headings, fragments and code never are."""
+def _example(span: SentenceSpan, spans: list[SentenceSpan]) -> tuple[tuple[int, ...], str] | None:
+    """A short code example with the sentence that introduces it ("To enable it, add to conf.py:"): one statement,
+    the code as `code`, for a "how do I" question to lead with. Long code is no statement."""
+    after = spans[span.index + 1] if span.index + 1 < len(spans) else None
+    if span.kind != "prose" or not span.text.endswith(":") or after is None or after.kind != "code":
+        return None
+    lines = [line.strip() for line in after.text.strip("`").strip().splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("```")]
+    if not lines or len(lines) > _EXAMPLE_LINES or any("`" in line for line in lines) \
+            or sum(len(line.split()) for line in lines) > _EXAMPLE_WORDS:
+        return None
+    return (span.index, after.index), f"{span.text} " + " ".join(f"`{line}`" for line in lines)
+
+
+def answer_units(results: Sequence[Any], *, examples: bool = False) -> list[Unit]:
+    """Every quotable statement of the results, once each; headings, fragments and code never are. `examples`
+    (a "how do I" question): a short code example with the sentence that introduces it is a statement too."""
     units: list[Unit] = []
     for rank, result in enumerate(results):
         headings = {part.strip().lower() for part in (result.heading_path or "").split(">")}
@@ -167,6 +183,9 @@ def answer_units(results: Sequence[Any]) -> list[Unit]:
             if kind == "sentence" and words < 6 and _FRAGMENT_START.match(text) and not has_term(text):
                 continue  # "For Lumen Gateway 3.0.": a title line's tail, not a statement
             if text.rstrip().endswith(":"):
+                if examples and (example := _example(span, spans)) is not None and example[0] not in seen:
+                    seen.add(example[0])
+                    units.append(Unit(rank, result, example[0], example[1], "example"))
                 continue  # a lead-in whose list or code follows: it says nothing alone
             seen.add(indexes)
             units.append(Unit(rank, result, indexes, text, kind))

@@ -69,13 +69,16 @@ SPLIT_CACHE_SIZE = 4096
 
 
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
+_LONE_DOTS = re.compile(r"(?<=\s)\.\.(?=\s)")
 _SENTENCE_MARKS = str.maketrans(".!?", "\u2024\u01c3\u0294")  # look-alikes, one character each
 
 
 def _code_masked(line: str) -> str:
-    """The line with the full stops inside `code spans` masked, one character for one: the splitter never ends a
-    sentence inside `.. admonition::` or `conf.py`, and offsets into the line stay true."""
-    return _CODE_SPAN.sub(lambda match: match.group(0).translate(_SENTENCE_MARKS), line)
+    """The line with the full stops inside `code spans` and of a lone ".." masked, one character for one: the
+    splitter never ends a sentence inside `.. admonition::` or `conf.py`, and offsets into the line stay true."""
+    masked = _CODE_SPAN.sub(lambda match: match.group(0).translate(_SENTENCE_MARKS), line)
+    # " .. " after a space ends no sentence: a reST directive quoted in prose ("use the .. note:: directive").
+    return _LONE_DOTS.sub(lambda match: match.group(0).translate(_SENTENCE_MARKS), masked)
 
 
 def sentence_spans(text: str) -> list[SentenceSpan]:

@@ -121,3 +121,13 @@ def test_an_older_release_s_notes_never_answer_the_present_or_a_later_release(db
     assert _older_notes(changelog, "") == {2}  # the present: 8.1's notes only
     assert _older_notes(changelog, "5.3") == {1}  # asked 5.3: never 8.1's notes
     assert _older_notes([found(3, "Configuration > html_theme")], "") == set()
+
+
+def test_a_how_do_i_question_may_lead_with_a_short_code_example_and_its_lead_in(db):
+    guide = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Extensions", text=(
+        "Extensions\nTo enable autodoc, add it to the extensions list in conf.py:\n"
+        "```\nextensions = ['sphinx.ext.autodoc']\n```\nThen run the build again."))
+    texts = {unit.text: unit.kind for unit in answer_units([guide], examples=True)}
+    assert texts["To enable autodoc, add it to the extensions list in conf.py: "
+                 "`extensions = ['sphinx.ext.autodoc']`"] == "example"
+    assert not any(kind == "example" for kind in (unit.kind for unit in answer_units([guide])))
