@@ -69,15 +69,16 @@ SPLIT_CACHE_SIZE = 4096
 
 
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
-_LONE_DOTS = re.compile(r"(?<=\s)\.\.(?=\s)")
+_LONE_DOTS = re.compile(r"(?<=\s)(?:\.\.(?=\s)|\.(?=\w))")
 _SENTENCE_MARKS = str.maketrans(".!?", "\u2024\u01c3\u0294")  # look-alikes, one character each
 
 
 def _code_masked(line: str) -> str:
-    """The line with the full stops inside `code spans` and of a lone ".." masked, one character for one: the
+    """The line with the full stops inside `code spans` and after a space masked, one character for one: the
     splitter never ends a sentence inside `.. admonition::` or `conf.py`, and offsets into the line stay true."""
     masked = _CODE_SPAN.sub(lambda match: match.group(0).translate(_SENTENCE_MARKS), line)
-    # " .. " after a space ends no sentence: a reST directive quoted in prose ("use the .. note:: directive").
+    # A dot after a space ends no sentence: a reST directive quoted in prose ("use the .. note:: directive"), a
+    # file extension or a relative name ("a collection of .pot files", "the .create_engine function").
     return _LONE_DOTS.sub(lambda match: match.group(0).translate(_SENTENCE_MARKS), masked)
 
 

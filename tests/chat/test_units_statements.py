@@ -131,3 +131,12 @@ def test_a_how_do_i_question_may_lead_with_a_short_code_example_and_its_lead_in(
     assert texts["To enable autodoc, add it to the extensions list in conf.py: "
                  "`extensions = ['sphinx.ext.autodoc']`"] == "example"
     assert not any(kind == "example" for kind in (unit.kind for unit in answer_units([guide])))
+
+
+def test_a_dot_after_a_space_or_inside_code_ends_no_sentence():
+    from rag.sentences import split_sentences
+
+    assert split_sentences("Sphinx writes a collection of .pot files into the build directory. Translators "
+                           "use the .. admonition:: directive for notes. Set `conf.py. extensions` next.") == [
+        "Sphinx writes a collection of .pot files into the build directory.",
+        "Translators use the .. admonition:: directive for notes.", "Set `conf.py. extensions` next."]
