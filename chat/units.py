@@ -128,7 +128,8 @@ def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[Sen
             return (lead.index, span.index), f"{lead.text} {item}", "item"
         return (span.index,), item, "item"
     before = spans[span.index - 1] if span.index > 0 else None
-    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and _CODE_LIKE.search(before.text)
+    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and before.kind == "prose"
+            and _CODE_LIKE.search(before.text)
             and _heading_like(before.text, set()) and span.kind == "prose"):
         # "LG1002 no_route (HTTP 404)" over "No route matched ...": the heading names what the text is about.
         return (before.index, span.index), f"{before.text}: {span.text}", "headed"

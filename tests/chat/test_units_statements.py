@@ -140,3 +140,11 @@ def test_a_dot_after_a_space_or_inside_code_ends_no_sentence():
                            "use the .. admonition:: directive for notes. Set `conf.py. extensions` next.") == [
         "Sphinx writes a collection of .pot files into the build directory.",
         "Translators use the .. admonition:: directive for notes.", "Set `conf.py. extensions` next."]
+
+
+def test_a_code_block_never_heads_the_sentence_under_it(db):
+    guide = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Backups", text=(
+        "Backups\n```\nlumenctl backup list\nlumenctl backup restore /var/lib/lumen/backups/a.tar\n```\n"
+        "A restore replaces the whole configuration of the gateway."))
+    texts = [unit.text for unit in answer_units([guide])]
+    assert texts == ["A restore replaces the whole configuration of the gateway."]
