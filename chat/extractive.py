@@ -156,9 +156,6 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
         unit.score *= factor
 
 
-_SAME_SUBJECT_WORDS = 2  # content words a further statement shares with the lead: about the same subject
-
-
 def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     """The best units above the floor and near the best, best first; one statement said once."""
     # A statement that only restates the question, a bare heading or a pointer ("see ...") never leads, whatever
@@ -184,8 +181,6 @@ def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
             continue  # the same statement again, or from another source: it adds nothing
         if per_source.get(unit.result_rank, 0) >= 2:
             continue
-        if picked and len(words & seen_words[0]) < _SAME_SUBJECT_WORDS:
-            continue  # a side fact: after the statement that answers, only more about the same subject
         picked.append(unit)
         seen_words.append(words)
         per_source[unit.result_rank] = per_source.get(unit.result_rank, 0) + 1
