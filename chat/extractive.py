@@ -128,7 +128,9 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
     weights = {term: math.log(1 + len(units) / (1 + sum(term in words for words in unit_words))) for term in terms}
     total = sum(weights.values()) or 1.0
     learned = settings.ANSWER_RANKER != "hand"
-    older_notes = _older_notes(list({id(unit.result): unit.result for unit in units}.values()), as_of)
+    # A change question reads each release's own notes: none of them is stale there.
+    older_notes = set() if kind == "change" else \
+        _older_notes(list({id(unit.result): unit.result for unit in units}.values()), as_of)
     for unit, unit_vector, words in zip(units, unit_vectors, unit_words):
         unit.vector = list(unit_vector)
         unit.cosine = cosine(vector, unit_vector)
