@@ -23,9 +23,11 @@ answer a user reads states it. Per configuration (full pipeline, Free tier):
   states a value of that kind; leads fact: the share whose first statement states the expected fact.
 - "full pipeline, hand score": the full pipeline with the hand-weighted unit score the learned ranker
   replaced (ANSWER_RANKER "hand"): the ablation.
-- median answer length in words, and the share of answers that quote a raw table row
+- median answer length in words; the share of answers that quote a raw table row
   (pipes, rules of `=` or `-`) or a definition without its value (a cited sentence of a
-  "term: value" paragraph without the sentence that holds the term).
+  "term: value" paragraph without the sentence that holds the term); and the number holding
+  markup a reader should never see (reST roles, directives, ``literals``, adornment rows, Markdown
+  links and emphasis, a role's target half-stripped) or a statement begun mid-sentence (`raw_markup`).
 """
 
 from __future__ import annotations
