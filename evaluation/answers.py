@@ -56,6 +56,7 @@ _RAW_TABLE = re.compile(r"\|[^|\n]*\|[^|\n]*\||(?:^|\s)(?:={3,}|-{3,})(?:\s|$)")
 # links, emphasis and headings; and a Sphinx role's target half-stripped ("the _engine.Engine", "of .").
 _RAW_MARKUP = (
     ("reST role", re.compile(r":[\w+.-]+:`")),
+    ("reST field", re.compile(r"(?:^|\s):[a-z][\w-]*:\s")),  # a directive's `:type: str` read as text
     ("reST directive", re.compile(r"(?:^|\s)(?:\.\.\s+)?[\w:-]+::(?:\s|$)")),
     ("reST literal", re.compile(r"``[^`]+``")),
     ("reST target", re.compile(r"`[^`]*<[^`>]+>`_")),
@@ -65,7 +66,7 @@ _RAW_MARKUP = (
     ("Markdown heading", re.compile(r"(?:^|\n)#{1,6} \S")),
     ("half-stripped role", re.compile(r"(?:^|\s)_[a-z]+\.[A-Za-z_]|\b(?:of|the|an?|to|by|in) \.(?:\s|$)")),
 )
-_MID_SENTENCE = re.compile(r"^(?:[a-z]+)\b(?![._(-])")
+_MID_SENTENCE = re.compile(r"^[a-z]+ (?=\S)")  # as chat.units reads it: "latexpdf: Build ..." is a term
 
 
 def nonsense(length: int = 2000, *, seed: int = 12) -> str:

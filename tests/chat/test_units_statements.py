@@ -148,3 +148,12 @@ def test_a_code_block_never_heads_the_sentence_under_it(db):
         "A restore replaces the whole configuration of the gateway."))
     texts = [unit.text for unit in answer_units([guide])]
     assert texts == ["A restore replaces the whole configuration of the gateway."]
+
+
+def test_an_entry_with_two_names_keeps_its_options_as_fields_not_text(db):
+    entry = ("Project information\n===================\n\n.. confval:: copyright\n             project_copyright\n"
+             "   :type: :code-py:`str | Sequence[str]`\n   :default: ``''``\n\n"
+             "   A copyright statement in the style ``'2008, Author Name'``.\n")
+    texts = [unit.text for unit in _units(entry)]
+    assert texts[0].startswith("copyright, project_copyright: Default: ''; Type: str | Sequence[str].")
+    assert not any(raw_markup(_answer(text)) for text in texts)

@@ -292,6 +292,10 @@ class _Reader:
             return
         name, argument = directive.group(1).lower(), directive.group(2) or ""
         content = list(block)
+        if argument and _is_signature(name):
+            # `.. confval:: copyright` with `project_copyright` on the next line: more names of one entry.
+            while content and content[0].strip() and not _OPTION.match(content[0]):
+                argument += ", " + content.pop(0).strip()
         options: dict[str, str] = {}
         while content and _OPTION.match(content[0]):
             if option := _OPTION_VALUE.match(content.pop(0)):
