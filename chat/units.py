@@ -35,7 +35,7 @@ _FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|se
 # A sentence begun mid-way ("related object in the SELECT statement."): a plain lower-case word, not a name
 # ("html_theme", "sphinx-build", "conf.py"); the tail of a sentence the splitter or a chunk edge cut.
 _EXAMPLE_LINES, _EXAMPLE_WORDS = 3, 30  # a code example short enough to read as a statement
-_MID_SENTENCE = re.compile(r"^[a-z]+ (?=\S)")
+_MID_SENTENCE = re.compile(r"^([a-z]+) (\S+)")
 # A reference entry's field ("Default: ``0``", "Type: int", "New in version 4.1"): read with the entry's name.
 _ENTRY_FIELD = re.compile(r"^(?:Default|Type|Value|Values|Choices|Required|New in version|Changed in version|"
                           r"Deprecated since version|Removed in version)\b", re.IGNORECASE)
@@ -100,6 +100,17 @@ def has_term(text: str) -> bool:
     return bool(match) and len(match.group("term").split()) <= 8
 
 
+def _begun_midway(span: SentenceSpan, spans: list[SentenceSpan]) -> bool:
+    """A sentence begun mid-way: a plain lower-case first word. Not when its first two words come again in the
+    passage ("lumenctl backup create writes ...", "lumenctl backup prune"): a command or name whose code span
+    the parser unwrapped opens that sentence; a cut tail's opening words are not repeated."""
+    match = _MID_SENTENCE.match(span.text)
+    if match is None:
+        return False
+    opening = re.compile(rf"(?<![\w.-]){re.escape(match.group(1))} {re.escape(match.group(2).rstrip('.,;:'))}")
+    return not any(opening.search(other.text, 1 if other is span else 0) for other in spans)
+
+
 def _entry_name(span: SentenceSpan, spans: list[SentenceSpan], heading_path: str) -> str:
     """The name a reference entry's field belongs to: the heading line over it in the chunk, else the last
     heading of the passage ("CONN_MAX_AGE"), when it reads as a name (one or two words)."""
@@ -135,7 +146,7 @@ def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[Sen
         return (before.index, span.index), f"{before.text}: {span.text}", "headed"
     if _LEANS_BACK.match(span.text) and span.index > 0:
         before = spans[span.index - 1]
-        if before.kind == "prose" and before.paragraph == span.paragraph and not _MID_SENTENCE.match(before.text):
+        if before.kind == "prose" and before.paragraph == span.paragraph and not _begun_midway(before, spans):
             return (before.index, span.index), f"{before.text} {span.text}", "pair"
     return (span.index,), span.text, "sentence"
 
@@ -168,7 +179,7 @@ def answer_units(results: Sequence[Any], *, examples: bool = False) -> list[Unit
         for span in spans:
             if span.kind == "code" or _heading_like(span.text, headings) and not has_term(span.text):
                 continue
-            if span.kind == "prose" and _MID_SENTENCE.match(span.text):
+            if span.kind == "prose" and _begun_midway(span, spans):
                 before = spans[span.index - 1] if span.index else None
                 if before is None or before.paragraph != span.paragraph or before.kind != "prose":
                     continue  # the tail of a sentence cut at a chunk edge: no reader can follow it alone

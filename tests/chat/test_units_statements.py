@@ -85,6 +85,16 @@ def test_a_statement_cut_at_a_chunk_edge_is_never_a_unit(db):
     assert "Joined eager loading adds a LEFT OUTER JOIN to the query." in texts
 
 
+def test_a_sentence_opened_by_a_command_is_a_statement_not_a_cut_tail(db):
+    # "`lumenctl backup create` writes ...": the parser unwraps the code span, leaving a lower-case first word.
+    chunk = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Backup and restore",
+                            text="Backup and restore\nlumenctl backup create writes a dump of the configuration tables. "
+                                 "It runs daily at 02:15. Backups are kept for 7 days; lumenctl backup prune deletes "
+                                 "older ones.")
+    units = {unit.text: unit.kind for unit in answer_units([chunk])}
+    assert units["lumenctl backup create writes a dump of the configuration tables. It runs daily at 02:15."] == "pair"
+
+
 def test_the_markup_check_flags_what_a_reader_should_never_see():
     for text in ("Raises :exc:`ValueError` [1]", "Set ``pool_size`` to 5. [1]", ".. method:: run(*args) [1]",
                  "the _engine.Engine holds the pool [1]", "the default pool implementation of . [1]",
