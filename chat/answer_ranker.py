@@ -63,7 +63,7 @@ def unit_features(*, text: str, unit_kind: str, heading_path: str, sentence_inde
         cosine, rare, power, float(bool(values_in(text))), float(states_asked_value(asked, text)),
         _share(terms, words), _share(terms, heading_words),
         float(sentence_index == 0), 1.0 / (1 + sentence_index), 1.0 / (1 + result_rank),
-        float(unit_kind == "definition"), float(unit_kind in ("item", "steps")), float(unit_kind in ("pair", "headed")),
+        float(unit_kind in ("definition", "field")), float(unit_kind in ("item", "steps", "example")), float(unit_kind in ("pair", "headed")),
         float(bool(_ROW.match(text))), min(1.0, len(text.split()) / 40), min(1.0, new / 10),
         float(heading_only(text)), float(pointer(text)),
         float(release > 0), float(release < 0), float(stale), float(power <= -1),

@@ -20,8 +20,8 @@ from typing import Any
 from django.conf import settings
 
 from chat.citations import citation_for
-from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_units, closest_matches, cosine,
-                             score_units)
+from chat.extractive import (ABSTAINED, NOTHING_FOUND, Extract, Unit, answer_units, closest_matches, content_words,
+                             cosine, score_units)
 from chat.questions import values_in
 from chat.releases import row_for_release
 from rag.facts import extract_facts, fact_differences
@@ -31,8 +31,13 @@ from rag.retrieval import ChangeSide
 _TAIL_WORDS = 4
 # The unit a value is written with ends where the sentence goes on: "600 requests per minute | to the gateway".
 _TAIL_STOP = frozenset("a an and are as at be by for from in is it of on or the to was were when which with".split())
-_TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b)")
+# A reference entry's value is often a quoted word or a constant ("Default: 'inline'", "Default: True").
+_TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w+(?:[._]\w+)+\b|'[\w.-]+'|\"[\w.-]+\"|"
+                    r"\b(?:True|False|None)\b)")
 # "2.0", "v3.1.2": written like a release. A bare "600" is a value even where a release "600" exists.
+# The words of a statement less its values: what two releases' wordings of one entry share.
+_VALUE_WORDS = re.compile(r"\b(?:\d+(?:[.:]\d+)*\w*|true|false|none|yes|no)\b", re.I)
+_SHARED_WORDS = 0.5
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
 
 
@@ -120,11 +125,20 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     return " ".join(words_a), " ".join(words_b), " ".join(common)
 
 
+def same_statement(old: Unit, new: Unit) -> bool:
+    """Two releases' wordings of one entry or statement: from two documents, and the words around the values
+    mostly shared. Two sentences of one page ("True to use ...", "False to use ...") are no change."""
+    if getattr(old.result, "document_id", None) == getattr(new.result, "document_id", None):
+        return False
+    words_old, words_new = (content_words(_VALUE_WORDS.sub(" ", unit.text)) for unit in (old, new))
+    return len(words_old & words_new) >= _SHARED_WORDS * max(1, min(len(words_old), len(words_new)))
+
+
 def summary_line(old: Unit, new: Unit, old_label: str, new_label: str, *, releases: Sequence[str] = ()) -> str:
     """"600 -> 1200 requests per minute (2.0 -> 3.0)", or "" when the two carry no comparable value (or are
     not one subject's statements: two values of different things are no change). `releases`: the workspace's
     release labels, none of which is a value."""
-    if cosine(old.vector, new.vector) < settings.ANSWER_CONFLICT_SIMILARITY:
+    if cosine(old.vector, new.vector) < settings.ANSWER_CONFLICT_SIMILARITY or not same_statement(old, new):
         return ""
     # A row that gives each release its value ("2.0: 600; 2.1: 1000") is read at the asked release's cell.
     change = value_change(row_for_release(old.text, old_label), row_for_release(new.text, new_label),

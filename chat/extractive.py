@@ -28,7 +28,7 @@ from chat.releases import row_for_release, subject_said, version_said, without_s
 from rag import embeddings
 from rag.facts import fact_differences
 from rag.embeddings import embed_with_cache
-from rag.releases import of_release
+from rag.releases import heading_release, of_release, parse_version, version_in_series
 from rag.retrieval import subjects_named
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from chat.units import Unit, answer_units, content_words, cosine, has_term  # noqa: F401 - has_term: evaluation's
@@ -75,6 +75,32 @@ def _release_against(result: Any, as_of: str) -> int:
     return -1 if label else 0
 
 
+def notes_release(result: Any) -> str:
+    """The release whose notes a passage is ("Release 5.3.0 (released Oct 16, 2022)" in its heading path), or ""."""
+    for part in reversed((getattr(result, "heading_path", "") or "").split(">")):
+        if found := heading_release(part):
+            return found[0]
+    return ""
+
+
+def _older_notes(results: Sequence[Any], as_of: str) -> set[int]:
+    """Chunk ids of an older release's notes: a present question is answered by the newest release the results
+    speak for, a question about one release by that release's notes, never an earlier one's ("Bugs fixed" of
+    5.3 in a changelog that ships with 8.1 is 5.3's, whatever the file's label)."""
+    notes = {result.chunk_id: release for result in results if (release := notes_release(result))}
+    if not notes:
+        return set()
+    if as_of and parse_version(as_of) is not None:
+        return {chunk_id for chunk_id, release in notes.items() if not of_release(release, as_of)}
+    known = [*notes.values(), *(getattr(result, "version_label", "") or "" for result in results)]
+    newest = max((version for label in known if (version := parse_version(label))), default=None)
+    if newest is None:
+        return set()
+    return {chunk_id for chunk_id, release in notes.items()
+            if (version := parse_version(release)) is not None and version < newest
+            and not version_in_series(version, newest)}
+
+
 def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "",
                 vectors: dict[str, Sequence[float]] | None = None, subjects: set[str] = frozenset()) -> None:
     """Relevance, what the abstention floor reads: meaning (encoder cosine) and the question's rare terms, a little
@@ -102,6 +128,9 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
     weights = {term: math.log(1 + len(units) / (1 + sum(term in words for words in unit_words))) for term in terms}
     total = sum(weights.values()) or 1.0
     learned = settings.ANSWER_RANKER != "hand"
+    # A change question reads each release's own notes: none of them is stale there.
+    older_notes = set() if kind == "change" else \
+        _older_notes(list({id(unit.result): unit.result for unit in units}.values()), as_of)
     for unit, unit_vector, words in zip(units, unit_vectors, unit_words):
         unit.vector = list(unit_vector)
         unit.cosine = cosine(vector, unit_vector)
@@ -123,6 +152,8 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
             factor = 1 / settings.ANSWER_STALE_FACTOR if release > 0 else settings.ANSWER_STALE_FACTOR
         elif not as_of and _is_stale(unit.result):
             factor = settings.ANSWER_STALE_FACTOR
+        if unit.result.chunk_id in older_notes:
+            factor = min(factor, settings.ANSWER_STALE_FACTOR)  # an older release's notes answer neither
         unit.relevance *= factor
         unit.score *= factor
 
@@ -352,7 +383,7 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
     For a question about one release (`as_of`, the search already scoped to it) that release's
     statements are what is asked for: no newer version replaces them.
     """
-    units = answer_units(results)
+    units = answer_units(results, examples=question_kind(question) == "steps")
     if not units:
         return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
     named = subjects_named(question, {r.subject: [] for r in results if getattr(r, "subject", "")})

@@ -76,7 +76,7 @@ def answering_power(kind: str, text: str, unit_kind: str, *, new_words: int, sub
             return 1.0 if subject >= 0.34 else 0.5
         return 0.0  # a name ("the SOAP-to-REST transformer plugin") is a value no pattern knows
     if kind == "steps":
-        if unit_kind == "item":
+        if unit_kind in ("item", "example"):  # a step, or the code example a guide gives for it
             return 0.6
         return 0.3 if re.search(r"\b(?:run|use|set|call|add|open|click|create|enable|restart)\b", text, re.I) else 0.0
     if kind == "definition":

@@ -32,6 +32,13 @@ _LEANS_BACK = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both
 # A heading that names a code, a setting or a path ("LG1504 upstream_timeout", "/healthz") gives the text under it its subject.
 _CODE_LIKE = re.compile(r"[A-Za-z]+\d{2,}|\w+_\w+|/\w+")
 _FRAGMENT_START = re.compile(r"^(?:for|in|on|at|with|from|to|by|of|and|or|but|see|as)\b", re.IGNORECASE)
+# A sentence begun mid-way ("related object in the SELECT statement."): a plain lower-case word, not a name
+# ("html_theme", "sphinx-build", "conf.py"); the tail of a sentence the splitter or a chunk edge cut.
+_EXAMPLE_LINES, _EXAMPLE_WORDS = 3, 30  # a code example short enough to read as a statement
+_MID_SENTENCE = re.compile(r"^([a-z]+) (\S+)")
+# A reference entry's field ("Default: ``0``", "Type: int", "New in version 4.1"): read with the entry's name.
+_ENTRY_FIELD = re.compile(r"^(?:Default|Type|Value|Values|Choices|Required|New in version|Changed in version|"
+                          r"Deprecated since version|Removed in version)\b", re.IGNORECASE)
 
 @dataclass
 class Unit:
@@ -41,7 +48,7 @@ class Unit:
     result: Any
     indexes: tuple[int, ...]
     text: str
-    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed"
+    kind: str  # "sentence" | "definition" | "item" | "pair" | "headed" | "field" | "example"
     score: float = 0.0  # the learned ranker's score (chat.answer_ranker), or the hand score: what orders the answer
     cosine: float = 0.0
     relevance: float = 0.0  # meaning and rare terms alone: what the abstention floor is calibrated on
@@ -93,9 +100,34 @@ def has_term(text: str) -> bool:
     return bool(match) and len(match.group("term").split()) <= 8
 
 
-def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan]) -> tuple[tuple[int, ...], str, str]:
+def _begun_midway(span: SentenceSpan, spans: list[SentenceSpan]) -> bool:
+    """A sentence begun mid-way: a plain lower-case first word. Not when its first two words come again in the
+    passage ("lumenctl backup create writes ...", "lumenctl backup prune"): a command or name whose code span
+    the parser unwrapped opens that sentence; a cut tail's opening words are not repeated."""
+    match = _MID_SENTENCE.match(span.text)
+    if match is None:
+        return False
+    opening = re.compile(rf"(?<![\w.-]){re.escape(match.group(1))} {re.escape(match.group(2).rstrip('.,;:'))}")
+    return not any(opening.search(other.text, 1 if other is span else 0) for other in spans)
+
+
+def _entry_name(span: SentenceSpan, spans: list[SentenceSpan], heading_path: str) -> str:
+    """The name a reference entry's field belongs to: the heading line over it in the chunk, else the last
+    heading of the passage ("CONN_MAX_AGE"), when it reads as a name (one or two words)."""
+    before = next((s for s in reversed(spans[: span.index]) if s.paragraph < span.paragraph
+                   and s.kind == "prose" and _heading_like(s.text, set()) and not has_term(s.text)), None)
+    name = before.text if before is not None else (heading_path or "").split(">")[-1].strip()
+    return name if name and len(name.split()) <= 2 and not _ENTRY_FIELD.match(name) else ""
+
+
+def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[SentenceSpan],
+              heading_path: str = "") -> tuple[tuple[int, ...], str, str]:
     """(sentence indexes, text, kind) of the statement this sentence belongs to."""
     head = paragraph[0]
+    if span is head and span.kind == "prose" and _ENTRY_FIELD.match(span.text) \
+            and (name := _entry_name(span, spans, heading_path)):
+        # "Default: 0" under "CONN_MAX_AGE": a record of name, field and value, "the default of X" answered by it.
+        return (span.index,), f"{name}: {span.text}", "field"
     head_text = _BULLET.sub("", head.text)
     if span is not head and head.kind == span.kind and has_term(head_text):
         # A later sentence of a definition is read with the term and the value the first one gives.
@@ -107,19 +139,35 @@ def _unit_for(span: SentenceSpan, spans: list[SentenceSpan], paragraph: list[Sen
             return (lead.index, span.index), f"{lead.text} {item}", "item"
         return (span.index,), item, "item"
     before = spans[span.index - 1] if span.index > 0 else None
-    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and _CODE_LIKE.search(before.text)
+    if (before is not None and span is head and before.paragraph == span.paragraph - 1 and before.kind == "prose"
+            and _CODE_LIKE.search(before.text)
             and _heading_like(before.text, set()) and span.kind == "prose"):
         # "LG1002 no_route (HTTP 404)" over "No route matched ...": the heading names what the text is about.
         return (before.index, span.index), f"{before.text}: {span.text}", "headed"
     if _LEANS_BACK.match(span.text) and span.index > 0:
         before = spans[span.index - 1]
-        if before.kind == "prose" and before.paragraph == span.paragraph:
+        if before.kind == "prose" and before.paragraph == span.paragraph and not _begun_midway(before, spans):
             return (before.index, span.index), f"{before.text} {span.text}", "pair"
     return (span.index,), span.text, "sentence"
 
 
-def answer_units(results: Sequence[Any]) -> list[Unit]:
-    """Every quotable statement of the results, once each; headings, fragments and code never are."""
+def _example(span: SentenceSpan, spans: list[SentenceSpan]) -> tuple[tuple[int, ...], str] | None:
+    """A short code example with the sentence that introduces it ("To enable it, add to conf.py:"): one statement,
+    the code as `code`, for a "how do I" question to lead with. Long code is no statement."""
+    after = spans[span.index + 1] if span.index + 1 < len(spans) else None
+    if span.kind != "prose" or not span.text.endswith(":") or after is None or after.kind != "code":
+        return None
+    lines = [line.strip() for line in after.text.strip("`").strip().splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("```")]
+    if not lines or len(lines) > _EXAMPLE_LINES or any("`" in line for line in lines) \
+            or sum(len(line.split()) for line in lines) > _EXAMPLE_WORDS:
+        return None
+    return (span.index, after.index), f"{span.text} " + " ".join(f"`{line}`" for line in lines)
+
+
+def answer_units(results: Sequence[Any], *, examples: bool = False) -> list[Unit]:
+    """Every quotable statement of the results, once each; headings, fragments and code never are. `examples`
+    (a "how do I" question): a short code example with the sentence that introduces it is a statement too."""
     units: list[Unit] = []
     for rank, result in enumerate(results):
         headings = {part.strip().lower() for part in (result.heading_path or "").split(">")}
@@ -131,7 +179,14 @@ def answer_units(results: Sequence[Any]) -> list[Unit]:
         for span in spans:
             if span.kind == "code" or _heading_like(span.text, headings) and not has_term(span.text):
                 continue
-            indexes, text, kind = _unit_for(span, spans, paragraphs[span.paragraph])
+            if span.kind == "prose" and _begun_midway(span, spans):
+                before = spans[span.index - 1] if span.index else None
+                if before is None or before.paragraph != span.paragraph or before.kind != "prose":
+                    continue  # the tail of a sentence cut at a chunk edge: no reader can follow it alone
+                # The splitter cut one sentence in two (after "e.g." or a stripped role): quoted whole.
+                indexes, text, kind = (before.index, span.index), f"{before.text} {span.text}", "pair"
+            else:
+                indexes, text, kind = _unit_for(span, spans, paragraphs[span.paragraph], result.heading_path or "")
             words = len(text.split())
             if indexes in seen or words > settings.ANSWER_UNIT_MAX_WORDS:
                 continue
@@ -140,6 +195,9 @@ def answer_units(results: Sequence[Any]) -> list[Unit]:
             if kind == "sentence" and words < 6 and _FRAGMENT_START.match(text) and not has_term(text):
                 continue  # "For Lumen Gateway 3.0.": a title line's tail, not a statement
             if text.rstrip().endswith(":"):
+                if examples and (example := _example(span, spans)) is not None and example[0] not in seen:
+                    seen.add(example[0])
+                    units.append(Unit(rank, result, example[0], example[1], "example"))
                 continue  # a lead-in whose list or code follows: it says nothing alone
             seen.add(indexes)
             units.append(Unit(rank, result, indexes, text, kind))

@@ -23,9 +23,11 @@ answer a user reads states it. Per configuration (full pipeline, Free tier):
   states a value of that kind; leads fact: the share whose first statement states the expected fact.
 - "full pipeline, hand score": the full pipeline with the hand-weighted unit score the learned ranker
   replaced (ANSWER_RANKER "hand"): the ablation.
-- median answer length in words, and the share of answers that quote a raw table row
+- median answer length in words; the share of answers that quote a raw table row
   (pipes, rules of `=` or `-`) or a definition without its value (a cited sentence of a
-  "term: value" paragraph without the sentence that holds the term).
+  "term: value" paragraph without the sentence that holds the term); and the number holding
+  markup a reader should never see (reST roles, directives, ``literals``, adornment rows, Markdown
+  links and emphasis, a role's target half-stripped) or a statement begun mid-sentence (`raw_markup`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,21 @@ from rag.sentences import sentence_spans
 CONFIGS = (("full pipeline", True), ("Free tier", False), ("full pipeline, hand score", True))
 HAND_SCORE = "full pipeline, hand score"  # the configuration answered with ANSWER_RANKER "hand"
 _RAW_TABLE = re.compile(r"\|[^|\n]*\|[^|\n]*\||(?:^|\s)(?:={3,}|-{3,})(?:\s|$)")
+# Markup a reader should never see: reST roles, directives, ``literals``, targets and adornment rows; Markdown
+# links, emphasis and headings; and a Sphinx role's target half-stripped ("the _engine.Engine", "of .").
+_RAW_MARKUP = (
+    ("reST role", re.compile(r":[\w+.-]+:`")),
+    ("reST field", re.compile(r"(?:^|\s):[a-z][\w-]*:\s")),  # a directive's `:type: str` read as text
+    ("reST directive", re.compile(r"(?:^|\s)(?:\.\.\s+)?[\w:-]+::(?:\s|$)")),
+    ("reST literal", re.compile(r"``[^`]+``")),
+    ("reST target", re.compile(r"`[^`]*<[^`>]+>`_")),
+    ("adornment row", re.compile(r"(?:^|\s)([=~^\"'#*+-])\1{3,}(?:\s|$)")),
+    ("Markdown link", re.compile(r"\[[^\]\n]+\]\([^)\s]+\)")),
+    ("Markdown emphasis", re.compile(r"(?<![\w*])\*\*[^*\n]+\*\*(?![\w*])")),
+    ("Markdown heading", re.compile(r"(?:^|\n)#{1,6} \S")),
+    ("half-stripped role", re.compile(r"(?:^|\s)_[a-z]+\.[A-Za-z_]|\b(?:of|the|an?|to|by|in) \.(?:\s|$)")),
+)
+_MID_SENTENCE = re.compile(r"^[a-z]+ (?=\S)")  # as chat.units reads it: "latexpdf: Build ..." is a term
 
 
 def nonsense(length: int = 2000, *, seed: int = 12) -> str:
@@ -128,7 +145,8 @@ def score_answer(question: dict, result: Answer) -> dict[str, float]:
                  "leads_fact": float(_stated_fact_at(statements[:1], question, wanted[0]) is not None)}
     return {**leads, "accurate": float(accurate), "cited": float(cited), "abstained": float(result.abstained),
             "evidence": float(result.evidence or 0.0),
-            "words": float(len(result.text.split())), "malformed": float(bool(malformed_quotes(result)))}
+            "words": float(len(result.text.split())), "malformed": float(bool(malformed_quotes(result))),
+            "markup": float(bool(raw_markup(result)))}
 
 
 _SUMMARY = re.compile(r"^(?P<old>.+?) -> (?P<new>.+?) \((?P<old_label>[^()]+?) -> (?P<new_label>[^()]+?)\)\.?$",
@@ -168,6 +186,23 @@ def malformed_quotes(result: Answer) -> list[str]:
             head = paragraph[0]
             if len(paragraph) > 1 and has_term(head.text) and head.index not in cited:
                 problems.append(f"definition without its term and value: {spans[index].text}")
+    return problems
+
+
+def raw_markup(result: Answer) -> list[str]:
+    """Markup and fragments a reader should never see in an answer: `make eval-real`'s "markup" count.
+
+    A statement that begins mid-sentence (a lower-case plain word: "related object in the SELECT statement.")
+    is counted too: a unit cut where it should not be.
+    """
+    text = MARKER.sub("", result.text)
+    # What a `code span` holds is shown as code, as the built page shows a literal: `.. note::` is its content.
+    prose = re.sub(r"(?<!`)`[^`\n]+`(?!`)", "`code`", text)
+    problems = [f"{name}: {match.group(0).strip()!r}" for name, pattern in _RAW_MARKUP
+                for match in pattern.finditer(prose)]
+    problems += [f"mid-sentence: {statement[:40]!r}" for statement in _statements(result.text)
+                 if _MID_SENTENCE.match(_SUMMARY.sub("", statement).strip().removeprefix("In ").strip())
+                 and not result.abstained]
     return problems
 
 
@@ -235,6 +270,7 @@ def evaluate_answers(
             **({f"change {key}": sum(c[key] for c in changes) / len(changes) for key in changes[0]} if changes else {}),
             "median_words": statistics.median(s["words"] for s in scores) if scores else 0.0,
             "malformed": int(sum(s["malformed"] for s in scores)),
+            "markup": int(sum(s["markup"] for s in scores)),
             **{f"abstention {key}": value for key, value in abstention_figures(
                 [bool(s["abstained"]) for s in scores], off).items()},
             "off_topic": len(off),
@@ -256,7 +292,7 @@ def format_answer_table(title: str, figures: dict[str, dict[str, Any]]) -> str:
                ("leads value", "leads asked value", ".3f"), ("leads fact", "leads fact", ".3f"),
                ("cited", "cites expected", ".3f"), ("abstention precision", "abst. precision", ".3f"),
                ("abstention recall", "abst. recall", ".3f"), ("median_words", "median words", ".0f"),
-               ("malformed", "malformed", "d")]
+               ("malformed", "malformed", "d"), ("markup", "markup", "d")]
     header = ["configuration", *(label for _, label, _ in columns)]
     rows = [[name, *(format(values.get(key, 0), spec) for key, _, spec in columns)] for name, values in figures.items()]
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
@@ -275,5 +311,6 @@ def format_answer_table(title: str, figures: dict[str, dict[str, Any]]) -> str:
     lines.append(f"({any_figures.get('questions', 0)} answerable questions, {any_figures.get('off_topic', 0)} "
                  f"off-topic, {any_figures.get('value questions', 0)} answered asking for a value; abst. precision and "
                  f"recall are on the questions the answer floor was calibrated on, the held-out line beside them is "
-                 f"not; malformed = answers quoting a raw table row or a definition without its value)")
+                 f"not; malformed = answers quoting a raw table row or a definition without its value; markup = answers "
+                 f"holding raw markup or a statement begun mid-sentence)")
     return "\n".join(lines)

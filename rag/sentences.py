@@ -68,6 +68,20 @@ def code_blocks(text: str) -> list[tuple[int, int]]:
 SPLIT_CACHE_SIZE = 4096
 
 
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_LONE_DOTS = re.compile(r"(?<=\s)(?:\.\.(?=\s)|\.(?=\w))")
+_SENTENCE_MARKS = str.maketrans(".!?", "\u2024\u01c3\u0294")  # look-alikes, one character each
+
+
+def _code_masked(line: str) -> str:
+    """The line with the full stops inside `code spans` and after a space masked, one character for one: the
+    splitter never ends a sentence inside `.. admonition::` or `conf.py`, and offsets into the line stay true."""
+    masked = _CODE_SPAN.sub(lambda match: match.group(0).translate(_SENTENCE_MARKS), line)
+    # A dot after a space ends no sentence: a reST directive quoted in prose ("use the .. note:: directive"), a
+    # file extension or a relative name ("a collection of .pot files", "the .create_engine function").
+    return _LONE_DOTS.sub(lambda match: match.group(0).translate(_SENTENCE_MARKS), masked)
+
+
 def sentence_spans(text: str) -> list[SentenceSpan]:
     """Sentences within lines: a heading line never glues onto the next sentence.
 
@@ -94,11 +108,12 @@ def _sentence_spans(text: str) -> tuple[SentenceSpan, ...]:
                 continue
             paragraph += 1
             line_kind = "item" if _LIST_ITEM.match(line) else "prose"
-            for piece in _segmenter().segment(line):
-                stripped = piece.sent.strip()
+            for piece in _segmenter().segment(_code_masked(line)):
+                sent = line[piece.start:piece.start + len(piece.sent)]  # the line's own text, code spans as written
+                stripped = sent.strip()
                 if not stripped:
                     continue
-                start = base + piece.start + max(piece.sent.find(stripped), 0)
+                start = base + piece.start + max(sent.find(stripped), 0)
                 spans.append(SentenceSpan(len(spans), start, start + len(stripped), stripped, paragraph, line_kind))
     return tuple(spans)
 

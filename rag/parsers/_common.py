@@ -323,7 +323,7 @@ def definition_text(term: str, definition: str) -> str:
 
 # --- inline markup --------------------------------------------------------------------------
 
-InlineRules = tuple[tuple[re.Pattern[str], str], ...]
+InlineRules = tuple[tuple[re.Pattern[str], "str | Callable[[re.Match[str]], str]"], ...]  # a replacement or a function
 
 _CODE_SPAN = re.compile(r"(`+)([^`]+)\1")
 

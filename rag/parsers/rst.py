@@ -62,10 +62,27 @@ _GRID_TABLE_BORDER = re.compile(r"^\s*\+(?:-+\+)+\s*$")
 # Sphinx object options worth reading (`.. confval:: x` with `:default: 5`): the value a reader asks for.
 _SIGNATURE_OPTIONS = ("default", "type")
 _OPTION_VALUE = re.compile(r"^\s*:([\w-]+):(?:\s+(.*))?$")
+# A cross-reference's target as Sphinx shows it when the role gives no title: `~a.B.run` reads "run", the
+# leading dot of `.create_engine` (search from here) and a private module alias (`_sa.create_engine`,
+# `_engine.Engine`, as SQLAlchemy writes them) go; a `:ref:`/`:doc:` label (`pooling_toplevel`) reads as words.
+_ROLE_TARGET = re.compile(r":((?:[\w+.-]+:){0,1}[\w+.-]+):`([^`<]*)`")
+_PRIVATE_ALIAS = re.compile(r"^_[a-z]\w*\.")
+
+
+def _role_text(match: re.Match[str]) -> str:
+    role, target = match.group(1).rpartition(":")[2], match.group(2).strip()
+    if target.startswith("!"):
+        target = target[1:]  # no link, same text
+    if role in ("ref", "doc", "numref", "term", "keyword", "token", "option", "envvar") and not target.startswith("~"):
+        return target.rpartition("/")[2].replace("_", " ").replace("-", " ") if role in ("ref", "doc") else target
+    if target.startswith("~"):
+        return target[1:].rpartition(".")[2]
+    return _PRIVATE_ALIAS.sub("", target.lstrip("."))
+
+
 _INLINE_RULES: InlineRules = (
     (re.compile(r":(?:[\w+.-]+:){1,2}`([^`<]*?)\s*<[^`>]*>`"), r"\1"),  # :ref:`Text <label>`
-    (re.compile(r":(?:[\w+.-]+:){1,2}`~(?:[^`]*\.)?([^`.]+)`"), r"\1"),  # :meth:`~a.B.run` reads "run"
-    (re.compile(r":(?:[\w+.-]+:){1,2}`([^`]*)`"), r"\1"),  # :command:`docent`, :py:func:`x`
+    (_ROLE_TARGET, _role_text),  # :meth:`~a.B.run`, :func:`.create_engine`, :command:`docent`
     (re.compile(r"`([^`<]+?)\s*<[^`>]*>`__?"), r"\1"),  # `Text <https://...>`_
     (re.compile(r"`([^`]+)`__?"), r"\1"),
     *emphasis_rules("**"),
@@ -275,6 +292,10 @@ class _Reader:
             return
         name, argument = directive.group(1).lower(), directive.group(2) or ""
         content = list(block)
+        if argument and _is_signature(name):
+            # `.. confval:: copyright` with `project_copyright` on the next line: more names of one entry.
+            while content and content[0].strip() and not _OPTION.match(content[0]):
+                argument += ", " + content.pop(0).strip()
         options: dict[str, str] = {}
         while content and _OPTION.match(content[0]):
             if option := _OPTION_VALUE.match(content.pop(0)):

@@ -3,6 +3,7 @@ list, a change (with both sides and the summary line); a change question off the
 
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 
 import pytest
@@ -88,8 +89,12 @@ def test_a_row_of_releases_answers_with_the_asked_release_cell(db, settings):
         assert row_for_release(other, "2.1") == row_for_release(other) == other
 
 
+_DOCUMENTS = itertools.count(1)
+
+
 def unit(text: str) -> Unit:
-    return Unit(0, result(text), (0,), text, "sentence")
+    """A statement of its own document: a change is read between two releases' documents, never within one."""
+    return Unit(0, result(text, chunk_id=next(_DOCUMENTS)), (0,), text, "sentence")
 
 
 def test_the_summary_line_states_both_values_in_order():

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand
 
 from chat.answering import Answer
 from evaluation.answers import (CONFIGS, evaluate_answers, format_answer_table, malformed_quotes, nonsense,
-                                score_answer)
+                                raw_markup, score_answer)
 from evaluation.inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
 from rag import embeddings
 
@@ -63,3 +63,5 @@ class Command(BaseCommand):
         self.stdout.write(f"{question['id']}: {question['question']}\n  {mark}{result.text}")
         for problem in malformed_quotes(result):
             self.stdout.write(f"  MALFORMED {problem}")
+        for problem in raw_markup(result):
+            self.stdout.write(f"  MARKUP {problem}")

@@ -1,0 +1,169 @@
+"""Statements from structure, clean (issue 51): what real documentation's units look like to a reader.
+
+Realistic reST and Markdown snippets (a library's API guide, a settings reference), parsed by the format's own
+reader and cut into answer units: no markup reaches the reader, no statement begins mid-sentence, and a
+reference entry's field is a record of name, field and value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from chat.units import answer_units
+from evaluation.answers import raw_markup
+from rag.ingest.chunking import chunk_document
+from rag.ingest.parsers import parse_document
+
+API_GUIDE = """\
+Connection Pooling
+==================
+
+The :func:`_sa.create_engine` function returns an :class:`_engine.Engine` that holds a pool of connections.
+The default pool implementation of :func:`.create_engine` is :class:`.QueuePool`, except for SQLite.
+Passing a bad URL raises :exc:`~sqlalchemy.exc.ArgumentError`; see :ref:`pooling_toplevel` for tuning.
+Use the ``pool_size`` argument and :meth:`.Pool.dispose` to reset it, as the `pool guide <https://example.org/>`_ shows.
+
+.. method:: Pool.connect(*args, **kwargs)
+
+   Returns a connection from the pool, opening one if none is idle.
+"""
+
+SETTINGS_REFERENCE = """\
+Settings
+========
+
+.. setting:: CONN_HEALTH_CHECKS
+
+CONN_HEALTH_CHECKS
+------------------
+
+Default: ``False``
+
+Whether persistent connections are checked before they are reused in a request.
+
+.. versionadded:: 4.1
+"""
+
+
+def _units(text: str, name: str = "guide.rst") -> list:
+    parsed = parse_document(Path(name), text.encode())
+    results = [SimpleNamespace(chunk_id=n, document_id=1, heading_path=draft.heading_path, text=draft.text)
+               for n, draft in enumerate(chunk_document(parsed))]
+    return answer_units(results)
+
+
+def _answer(text: str) -> SimpleNamespace:
+    return SimpleNamespace(text=text, abstained=False)
+
+
+def test_sphinx_roles_read_as_the_built_page_shows_them(db):
+    texts = [unit.text for unit in _units(API_GUIDE)]
+    joined = " ".join(texts)
+    assert "The create_engine function returns an Engine that holds a pool of connections." in texts
+    assert "The default pool implementation of create_engine is QueuePool, except for SQLite." in texts
+    assert "raises ArgumentError" in joined
+    assert "Pool.dispose" in joined and "pool guide" in joined
+    assert "Pool.connect(*args, **kwargs): Returns a connection from the pool, opening one if none is idle." in texts
+    for text in texts:
+        assert not raw_markup(_answer(text)), text
+
+
+def test_a_reference_entry_field_is_a_record_of_name_field_and_value(db):
+    units = {unit.text: unit.kind for unit in _units(SETTINGS_REFERENCE)}
+    assert units["CONN_HEALTH_CHECKS: Default: False"] == "field"
+    assert units["CONN_HEALTH_CHECKS: New in version 4.1."] == "field"
+
+
+def test_a_statement_cut_at_a_chunk_edge_is_never_a_unit(db):
+    chunk = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Relationship loading",
+                            text="Relationship loading\nrelated object in the SELECT statement. It loads every row "
+                                 "of the collection at once.\nJoined eager loading adds a LEFT OUTER JOIN to the query.")
+    texts = [unit.text for unit in answer_units([chunk])]
+    assert not any(text.startswith("related object") for text in texts)
+    assert "It loads every row of the collection at once." in texts  # never leaning on the cut-off tail
+    assert "Joined eager loading adds a LEFT OUTER JOIN to the query." in texts
+
+
+def test_a_sentence_opened_by_a_command_is_a_statement_not_a_cut_tail(db):
+    # "`lumenctl backup create` writes ...": the parser unwraps the code span, leaving a lower-case first word.
+    chunk = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Backup and restore",
+                            text="Backup and restore\nlumenctl backup create writes a dump of the configuration tables. "
+                                 "It runs daily at 02:15. Backups are kept for 7 days; lumenctl backup prune deletes "
+                                 "older ones.")
+    units = {unit.text: unit.kind for unit in answer_units([chunk])}
+    assert units["lumenctl backup create writes a dump of the configuration tables. It runs daily at 02:15."] == "pair"
+
+
+def test_the_markup_check_flags_what_a_reader_should_never_see():
+    for text in ("Raises :exc:`ValueError` [1]", "Set ``pool_size`` to 5. [1]", ".. method:: run(*args) [1]",
+                 "the _engine.Engine holds the pool [1]", "the default pool implementation of . [1]",
+                 "related object in the SELECT statement. [1]", "See [the guide](https://example.org/x). [1]"):
+        assert raw_markup(_answer(text)), text
+    assert not raw_markup(_answer("The default of CONN_MAX_AGE is 0 (seconds). [1]"))
+
+
+def test_two_sentences_of_one_page_are_no_change(db):
+    from chat.changes import summary_line
+    from chat.units import Unit
+
+    def unit(text: str, document_id: int) -> Unit:
+        found = SimpleNamespace(chunk_id=document_id, document_id=document_id, heading_path="napoleon", text=text)
+        return Unit(0, found, (0,), text, "sentence", vector=[1.0, 0.0])
+
+    true, false = (unit("napoleon_use_rtype: True to use the :rtype: role for the return type.", 7),
+                   unit("False to output the return type inline with the description.", 7))
+    assert summary_line(true, false, "5.2.18", "5.2.19") == ""  # one page's two sentences
+    old, new = (unit("html_codeblock_linenos_style: Default: 'inline'.", 1),
+                unit("html_codeblock_linenos_style: Default: 'table'.", 2))
+    assert summary_line(old, new, "4.0", "5.0") == "'inline' -> 'table' (4.0 -> 5.0)."
+
+
+def test_an_older_release_s_notes_never_answer_the_present_or_a_later_release(db):
+    from chat.extractive import _older_notes
+
+    def found(chunk_id: int, heading_path: str, label: str = "8.1") -> SimpleNamespace:
+        return SimpleNamespace(chunk_id=chunk_id, heading_path=heading_path, version_label=label)
+
+    changelog = [found(1, "Changelog > Release 8.1.3 (released Oct 13, 2024) > Bugs fixed"),
+                 found(2, "Changelog > Release 5.3.0 (released Oct 16, 2022) > Features added"),
+                 found(3, "Configuration > html_theme")]
+    assert _older_notes(changelog, "") == {2}  # the present: 8.1's notes only
+    assert _older_notes(changelog, "5.3") == {1}  # asked 5.3: never 8.1's notes
+    assert _older_notes([found(3, "Configuration > html_theme")], "") == set()
+
+
+def test_a_how_do_i_question_may_lead_with_a_short_code_example_and_its_lead_in(db):
+    guide = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Extensions", text=(
+        "Extensions\nTo enable autodoc, add it to the extensions list in conf.py:\n"
+        "```\nextensions = ['sphinx.ext.autodoc']\n```\nThen run the build again."))
+    texts = {unit.text: unit.kind for unit in answer_units([guide], examples=True)}
+    assert texts["To enable autodoc, add it to the extensions list in conf.py: "
+                 "`extensions = ['sphinx.ext.autodoc']`"] == "example"
+    assert not any(kind == "example" for kind in (unit.kind for unit in answer_units([guide])))
+
+
+def test_a_dot_after_a_space_or_inside_code_ends_no_sentence():
+    from rag.sentences import split_sentences
+
+    assert split_sentences("Sphinx writes a collection of .pot files into the build directory. Translators "
+                           "use the .. admonition:: directive for notes. Set `conf.py. extensions` next.") == [
+        "Sphinx writes a collection of .pot files into the build directory.",
+        "Translators use the .. admonition:: directive for notes.", "Set `conf.py. extensions` next."]
+
+
+def test_a_code_block_never_heads_the_sentence_under_it(db):
+    guide = SimpleNamespace(chunk_id=1, document_id=1, heading_path="Backups", text=(
+        "Backups\n```\nlumenctl backup list\nlumenctl backup restore /var/lib/lumen/backups/a.tar\n```\n"
+        "A restore replaces the whole configuration of the gateway."))
+    texts = [unit.text for unit in answer_units([guide])]
+    assert texts == ["A restore replaces the whole configuration of the gateway."]
+
+
+def test_an_entry_with_two_names_keeps_its_options_as_fields_not_text(db):
+    entry = ("Project information\n===================\n\n.. confval:: copyright\n             project_copyright\n"
+             "   :type: :code-py:`str | Sequence[str]`\n   :default: ``''``\n\n"
+             "   A copyright statement in the style ``'2008, Author Name'``.\n")
+    texts = [unit.text for unit in _units(entry)]
+    assert texts[0].startswith("copyright, project_copyright: Default: ''; Type: str | Sequence[str].")
+    assert not any(raw_markup(_answer(text)) for text in texts)
