@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 from chat.units import answer_units
 from evaluation.answers import raw_markup
-from rag.ingest.chunking import chunk_document
-from rag.ingest.parsers import parse_document
+from rag.chunking import chunk_document
+from rag.parsers import parse_document
 
 API_GUIDE = """\
 Connection Pooling
