@@ -165,8 +165,10 @@ def question_in_context(question: str, previous_questions: Sequence[str], vocabu
     if bare_label in known_labels:  # "What about 2.1?": a known release alone needs no cue
         corrected = f"{_bare(corrected)[:len(_bare(corrected)) - len(bare_label)].rstrip(' vV')} in {bare_label}?"
     lineage = analyse_query(corrected, known_labels=known_labels)
-    scoped = bool(lineage.versions or lineage.as_of_date)
-    rest = "" if scoped and lineage.text == corrected.strip() else lineage.text
+    known_scope = bool(lineage.versions or lineage.as_of_date)
+    # A release the workspace does not have ("in 4.0") still scopes the question: search then says so.
+    scoped = known_scope or bool(lineage.unknown_versions)
+    rest = "" if known_scope and lineage.text == corrected.strip() else lineage.text
     content = _content_words(rest if scoped else corrected)
     subject = _without_scope(previous, known_labels)
     if scoped and not content:
