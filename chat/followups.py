@@ -1,9 +1,9 @@
 """A question as the conversation means it: typos read as the workspace's words, a follow-up given its subject.
 
-"whats the defualt upstrem timout?" is read as "whats the default upstream timeout?": a word the
-workspace's documents never use is corrected to the nearest word they do use (rapidfuzz's
-optimal-string-alignment distance, so a swapped pair of letters counts one), never a version, an
-identifier, a code token or a word the documents know. "And in 2.0?" has no subject of its own: it is
+"whats the defualt upstrem timout?" is read as "whats the default upstream timeout?": a word neither
+the workspace's documents nor English (symspellpy's dictionary) know is corrected to the nearest word
+the documents use (rapidfuzz's optimal-string-alignment distance, so a swapped pair of letters counts
+one), never a version, an identifier, a code token or a known word. "And in 2.0?" has no subject of its own: it is
 asked as the conversation's previous question with its release or date scope replaced ("What port does
 the admin API listen on, in 2.0?"); "and its default?" asks a new attribute of the previous subject.
 
@@ -13,10 +13,13 @@ reads the workspace's vocabulary (cached per workspace) and release labels for i
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+import symspellpy
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
@@ -54,9 +57,18 @@ def _max_distance(word: str) -> int:
     return 1 if len(word) <= 5 else 2
 
 
+@functools.cache
+def english_words() -> frozenset[str]:
+    """symspellpy's English frequency dictionary (82,765 words): a real word the documents never use ("steep",
+    "recent") is no typo, and "correcting" it to a workspace word would answer a question nobody asked."""
+    listing = Path(symspellpy.__file__).parent / "frequency_dictionary_en_82_765.txt"
+    with listing.open(encoding="utf-8") as lines:
+        return frozenset(line.split(" ", 1)[0] for line in lines)
+
+
 def _known(word: str, vocabulary: Mapping[str, int]) -> bool:
     lowered = word.lower().replace("'", "")
-    if lowered in vocabulary or lowered in _QUESTION_WORDS:
+    if lowered in vocabulary or lowered in _QUESTION_WORDS or lowered in english_words():
         return True
     # An inflection of a known word is no typo: "timeouts", "rotated", "rotating", "keys".
     stems = {lowered[:-1], lowered[:-2], lowered[:-3], lowered[:-2] + "e", lowered[:-3] + "e", lowered[:-3] + "y"}
@@ -186,9 +198,10 @@ def question_in_context(question: str, previous_questions: Sequence[str], vocabu
 
 
 def question_in_workspace(question: str, *, workspace_id: int, previous_questions: Sequence[str] = ()) -> InContext:
-    """`question_in_context` with the workspace's vocabulary (cached until its documents change) and, for a
-    short question after another, its release labels."""
+    """`question_in_context` with the workspace's vocabulary (cached until its documents change) and, for a short
+    question after another that has a number in it, the workspace's release labels."""
     vocabulary = workspace_vocabulary(workspace_id=workspace_id)
-    short = len(question.split()) <= MAX_FOLLOW_UP_WORDS
-    labels = workspace_version_labels(workspace_id=workspace_id) if previous_questions and short else ()
+    # A release is named with a number: without one no label can match, and reading them costs a few queries.
+    names_release = len(question.split()) <= MAX_FOLLOW_UP_WORDS and any(ch.isdigit() for ch in question)
+    labels = workspace_version_labels(workspace_id=workspace_id) if previous_questions and names_release else ()
     return question_in_context(question, previous_questions, vocabulary, known_labels=labels)

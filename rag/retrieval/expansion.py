@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 from django.db import connection
 from django.db.models import Count, Max
@@ -31,9 +32,13 @@ def expansions_for(question: str, *, workspace_id: int) -> list[str]:
     return list(found)
 
 
-# workspace id -> (what the documents and dictionary were when it was read, word -> passages using it).
-_VOCABULARIES: dict[int, tuple[tuple, dict[str, int]]] = {}
+# workspace id -> (what the documents and dictionary were when it was read, when that was last checked,
+# word -> passages using it).
+_VOCABULARIES: dict[int, tuple[tuple, float, dict[str, int]]] = {}
 _VOCABULARIES_LOCK = threading.Lock()
+# A question reads the vocabulary as checked at most this long ago: checking costs two aggregates (~10 ms on
+# a busy machine), and a word of a document indexed seconds ago can wait that long to be a correction.
+VOCABULARY_RECHECK_SECONDS = 30.0
 
 
 def _vocabulary_key(workspace_id: int) -> tuple:
@@ -60,14 +65,15 @@ def _vocabulary_read(workspace_id: int) -> dict[str, int]:
 def workspace_vocabulary(*, workspace_id: int) -> dict[str, int]:
     """Every word of the workspace's passages, headings and dictionary, with how many passages use it.
 
-    Read once per change of the documents (one aggregate query per call checks that), since a
+    Read once per change of the documents, checked at most every VOCABULARY_RECHECK_SECONDS, since a
     question must not pay for a scan of every passage.
     """
-    key = _vocabulary_key(workspace_id)
     cached = _VOCABULARIES.get(workspace_id)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    words = _vocabulary_read(workspace_id)
+    now = time.monotonic()
+    if cached is not None and now - cached[1] < VOCABULARY_RECHECK_SECONDS:
+        return cached[2]
+    key = _vocabulary_key(workspace_id)
+    words = cached[2] if cached is not None and cached[0] == key else _vocabulary_read(workspace_id)
     with _VOCABULARIES_LOCK:
-        _VOCABULARIES[workspace_id] = (key, words)
+        _VOCABULARIES[workspace_id] = (key, now, words)
     return words

@@ -4,11 +4,13 @@ through the API's conversation route."""
 from __future__ import annotations
 
 import pytest
+from django.template.loader import render_to_string
 
 from chat.followups import correct_typos, question_in_context
-from rag.retrieval import workspace_vocabulary
-from tests.openapi_client import SchemaClient
+from chat.models import Message
+from rag.retrieval import expansion, workspace_vocabulary
 from rag.tokens import api_token_create
+from tests.openapi_client import SchemaClient
 
 VOCABULARY = {word: 3 for word in """
 what is the default upstream timeout how long does an admin api access token stay valid port listen on which
@@ -74,10 +76,14 @@ def test_a_question_with_its_own_subject_stands_alone(question):
 
 
 @pytest.mark.django_db
-def test_the_vocabulary_is_read_once_until_documents_change(workspace, api_versions, django_assert_num_queries):
+def test_the_vocabulary_is_read_once_until_documents_change(workspace, api_versions, django_assert_num_queries,
+                                                            monkeypatch):
     words = workspace_vocabulary(workspace_id=workspace.pk)
     assert {"rate", "limits", "header", "dashboard"} <= set(words)
-    with django_assert_num_queries(2):  # the two keys only: the vocabulary is cached
+    with django_assert_num_queries(0):  # checked a moment ago
+        assert workspace_vocabulary(workspace_id=workspace.pk) is words
+    monkeypatch.setattr(expansion, "VOCABULARY_RECHECK_SECONDS", 0.0)
+    with django_assert_num_queries(2):  # the two keys only: the documents have not changed
         assert workspace_vocabulary(workspace_id=workspace.pk) is words
 
 
@@ -97,3 +103,12 @@ def test_a_follow_up_in_an_api_conversation(client, user, workspace, api_version
     again = api.call("POST", path, route, status=201, body={"question": "and in 3.0?"})  # chained: same subject
     assert again["answer"]["asked_as"] == "How many requests per minute may an API key send, in 3.0?"
     assert "1200" in again["answer"]["text"]
+
+
+@pytest.mark.django_db
+def test_the_page_shows_what_was_asked_escaped(conversation):
+    message = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, content="It is 9000.",
+                                     metadata={"mode": "extractive", "citations": [],
+                                               "asked_as": "What port <b>listens</b>, in 2.0?"})
+    html = render_to_string("chat/partials/_message.html", {"message": message})
+    assert "asked as: What port &lt;b&gt;listens&lt;/b&gt;, in 2.0?" in html
