@@ -158,10 +158,22 @@ def _scope_phrase(follow_up: str) -> str:
     return phrase if _SCOPE_CUE.match(phrase) else f"in {phrase}"
 
 
-def _without_scope(question: str, known_labels: Sequence[str]) -> str:
-    """The previous question without its release or date: the subject a follow-up keeps."""
-    lineage = analyse_query(question, known_labels=known_labels)
-    return _bare(lineage.text)
+def _rescoped(previous: str, follow_up: str, known_labels: Sequence[str]) -> str:
+    """The previous question at the follow-up's release or date, without its final "?".
+
+    Its one release replaced by the follow-up's where both name one ("Which admin port did 2.0 use?",
+    "And in 3.0?" -> "Which admin port did 3.0 use"); else its scope removed and the follow-up's added
+    ("What port does the admin API listen on, in 2.0").
+    """
+    before = analyse_query(previous, known_labels=known_labels)
+    after = analyse_query(follow_up, known_labels=known_labels)
+    if len(before.versions) == 1 and len(after.versions) == 1 and not (before.as_of_date or after.as_of_date) \
+            and before.change is None:
+        mentions = list(re.finditer(rf"(?<![\d.]){re.escape(before.versions[0])}(?:\.0)*(?![\d.]*\d)", previous))
+        if len(mentions) == 1:
+            mention = mentions[0]
+            return _bare(previous[:mention.start()] + after.versions[0] + previous[mention.end():])
+    return f"{_bare(before.text).lstrip(',;: ')}, {_scope_phrase(follow_up)}"
 
 
 def question_in_context(question: str, previous_questions: Sequence[str], vocabulary: Mapping[str, int], *,
@@ -182,16 +194,15 @@ def question_in_context(question: str, previous_questions: Sequence[str], vocabu
     scoped = known_scope or bool(lineage.unknown_versions)
     rest = "" if known_scope and lineage.text == corrected.strip() else lineage.text
     content = _content_words(rest if scoped else corrected)
-    subject = _without_scope(previous, known_labels)
     if scoped and not content:
-        asked = f"{subject}, {_scope_phrase(corrected)}?"
+        asked = f"{_rescoped(previous, corrected, known_labels)}?"
     elif content and all(word in _ATTRIBUTES for word in content) and len(content) <= 2 and (
             set(re.findall(r"[a-z']+", corrected.lower())) & _PRONOUNS or _LEAD.match(corrected).group()):
         attribute = _SCOPE_LEAD.sub("", _bare(_LEAD.sub("", rest if scoped else corrected))).strip(" ,")
         attribute = attribute if attribute.split()[0].lower() in _PRONOUNS | {"the"} else f"the {attribute}"
         tail = _SCOPE_TAIL.search(corrected) if scoped else None
-        scope = f", {_bare(tail.group())}" if tail else ""
-        asked = f"{subject}, and {attribute}{scope}?"
+        subject = _rescoped(previous, _bare(tail.group()), known_labels) if tail else _bare(previous)
+        asked = f"{subject}, and {attribute}?"
     else:
         return InContext(corrected, read_as=read_as)
     return InContext(asked, asked_as=asked, read_as=read_as)

@@ -5,7 +5,8 @@
   states the expected value of the expected release first (evaluation.answers.score_answer's accuracy).
   Beside it, the same follow-ups asked alone: what a conversation without memory answers.
 - typo questions answered: of demo/typos.json's misspelt questions (one per ground-truth question), the
-  share answered accurately; the answer table's accuracy is their originals'.
+  share answered accurately; beside it, the same share among those whose original, typed correctly, is
+  answered (what the typos cost, apart from what the answerer misses anyway).
 """
 
 from __future__ import annotations
@@ -53,14 +54,17 @@ def evaluate_typos(workspace: Workspace, questions: Sequence[dict], *,
                    on_answer: Callable[[dict, Answer], None] | None = None) -> dict[str, Any]:
     """Each misspelt question answered as demo/ground_truth.json's original would have to be."""
     options = default_search_options()
-    answered = read_as = 0
+    answered = read_as = originals = both = 0
     for item in questions:
         result = answer(item["question"], workspace=workspace, options=options)
-        answered += int(score_answer(item, result)["accurate"])
-        read_as += int(bool(result.read_as))
+        accurate = bool(score_answer(item, result)["accurate"])
+        original = bool(score_answer(item, answer(item["original"], workspace=workspace, options=options))["accurate"])
+        answered, read_as = answered + accurate, read_as + bool(result.read_as)
+        originals, both = originals + original, both + (original and accurate)
         if on_answer:
             on_answer(item, result)
-    return {"questions": len(questions), "answered": answered, "read as corrected": read_as}
+    return {"questions": len(questions), "answered": answered, "read as corrected": read_as,
+            "originals answered": originals, "answered where the original is": both}
 
 
 def evaluate_in_conversation(workspace: Workspace, *, follow_ups: Path = FOLLOW_UPS, typos: Path = TYPOS,
@@ -85,6 +89,9 @@ def format_in_conversation(figures: dict[str, dict[str, Any]]) -> str:
                      f"{follow['resolved alone']}/{follow['pairs']}")
     if typos := figures.get("typos"):
         count = max(1, typos["questions"])
+        originals = max(1, typos["originals answered"])
         lines.append(f"typo questions answered: {typos['answered']}/{typos['questions']} "
-                     f"({typos['answered'] / count:.2f}); read as corrected {typos['read as corrected']}")
+                     f"({typos['answered'] / count:.2f}); read as corrected {typos['read as corrected']}; "
+                     f"where the original is answered: {typos['answered where the original is']}/"
+                     f"{typos['originals answered']} ({typos['answered where the original is'] / originals:.2f})")
     return "\n".join(lines)

@@ -58,9 +58,20 @@ def test_a_follow_up_takes_the_previous_subject(follow_up, asked_as):
     assert asked.question == asked.asked_as == asked_as
 
 
-def test_the_previous_scope_is_replaced_not_added():
-    asked = _in_context("And in 3.0?", "What was the rate limit per API key in 2.1?")
-    assert asked.asked_as == "What was the rate limit per API key, in 3.0?"
+@pytest.mark.parametrize(("previous", "asked_as"), [
+    ("What was the rate limit per API key in 2.1?", "What was the rate limit per API key in 3.0?"),
+    ("Which admin port did 2.0 use?", "Which admin port did 3.0 use?"),
+    ("In v2.0, which setting held the database connection string?",
+     "In v3.0, which setting held the database connection string?"),
+    ("What changed in the rate limit between 2.0 and 2.1?", "What changed in the rate limit, in 3.0?"),
+])
+def test_the_previous_scope_is_replaced_not_added(previous, asked_as):
+    assert _in_context("And in 3.0?", previous).asked_as == asked_as
+
+
+def test_an_attribute_keeps_the_previous_scope():
+    asked = _in_context("and its default?", "Which setting held the upstream timeout in 2.0?")
+    assert asked.asked_as == "Which setting held the upstream timeout in 2.0, and its default?"
 
 
 @pytest.mark.parametrize("question", [
