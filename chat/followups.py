@@ -54,13 +54,15 @@ MAX_CORRECTIONS = 3  # more unknown words than this: another language or nonsens
 
 
 def _max_distance(word: str) -> int:
-    return 1 if len(word) <= 5 else 2
+    """One edit (a swapped pair counts one) up to seven letters: two would take "backend" for "backing"."""
+    return 1 if len(word) <= 7 else 2
 
 
 @functools.cache
 def english_words() -> frozenset[str]:
-    """symspellpy's English frequency dictionary (82,765 words): a real word the documents never use ("steep",
-    "recent") is no typo, and "correcting" it to a workspace word would answer a question nobody asked."""
+    """symspellpy's English frequency dictionary (82,765 words): a real word the documents never
+    use ("steep", "recent") is no typo, and "correcting" it to a workspace word would answer a question nobody
+    asked. Never a source of corrections: English lacks the jargon ("backend" is not "backed")."""
     listing = Path(symspellpy.__file__).parent / "frequency_dictionary_en_82_765.txt"
     with listing.open(encoding="utf-8") as lines:
         return frozenset(line.split(" ", 1)[0] for line in lines)
@@ -70,9 +72,19 @@ def _known(word: str, vocabulary: Mapping[str, int]) -> bool:
     lowered = word.lower().replace("'", "")
     if lowered in vocabulary or lowered in _QUESTION_WORDS or lowered in english_words():
         return True
-    # An inflection of a known word is no typo: "timeouts", "rotated", "rotating", "keys".
-    stems = {lowered[:-1], lowered[:-2], lowered[:-3], lowered[:-2] + "e", lowered[:-3] + "e", lowered[:-3] + "y"}
-    return any(stem in vocabulary for stem in stems if len(stem) >= 3)
+    # An inflection of a known word is no typo: "timeouts", "proxies", "rotated", "rotating", "stopped".
+    return any(stem in vocabulary for stem in _stems(lowered) if len(stem) >= 3)
+
+
+def _stems(word: str) -> set[str]:
+    stems = {word + "s", word + "es"}  # "backend" where the documents say "backends"
+    if word.endswith("s"):
+        stems |= {word[:-1], word[:-2], word[:-3] + "y"}
+    if word.endswith("ed"):
+        stems |= {word[:-1], word[:-2], word[:-3], word[:-3] + "y"}
+    if word.endswith("ing"):
+        stems |= {word[:-3], word[:-3] + "e", word[:-4]}
+    return stems
 
 
 def _candidate(word: str, vocabulary: Mapping[str, int], choices: Sequence[str]) -> str | None:

@@ -14,7 +14,7 @@ from tests.openapi_client import SchemaClient
 
 VOCABULARY = {word: 3 for word in """
 what is the default upstream timeout how long does an admin api access token stay valid port listen on which
-setting holds database connection string rate limit per key maximum request body size proxy gateway was
+setting holds database connection string rate limit per key maximum request body size proxy gateway was time
 """.split()}
 LABELS = ["2.0", "2.1", "3.0"]
 
@@ -43,6 +43,8 @@ def test_what_is_never_corrected(question):
 
 def test_inflections_of_known_words_are_no_typos():
     assert correct_typos("How long do tokens stay valid?", VOCABULARY)[1] == []
+    assert correct_typos("Which settings hold timeouts?", VOCABULARY)[1] == []
+    assert correct_typos("Is the timout set?", VOCABULARY)[1] == [("timout", "timeout")]  # not "time" + "-out"
 
 
 @pytest.mark.parametrize(("follow_up", "asked_as"), [
