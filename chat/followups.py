@@ -88,12 +88,21 @@ def _stems(word: str) -> set[str]:
 
 
 def _candidate(word: str, vocabulary: Mapping[str, int], choices: Sequence[str]) -> str | None:
-    """The nearest known word: fewest edits, then same first letter, then the most used."""
+    """The nearest known word: fewest edits, then same first letter, then not shorter (a letter left out is
+    a likelier slip than one added: "laest" is "latest" before "last"), then the most used."""
     limit = _max_distance(word)
     found = process.extract(word, choices, scorer=OSA.distance, score_cutoff=limit, limit=20)
     if not found:
         return None
-    return min(found, key=lambda hit: (hit[1], hit[0][0] != word[0], -vocabulary.get(hit[0], 0)))[0]
+    return min(found, key=lambda hit: (hit[1], hit[0][0] != word[0], len(hit[0]) < len(word),
+                                       -vocabulary.get(hit[0], 0)))[0]
+
+
+def _choices(vocabulary: Mapping[str, int]) -> list[str]:
+    """The vocabulary and the singulars of its plurals: "upliad" is one edit from "upload" where the documents
+    only say "uploads"."""
+    singulars = {word[:-1] for word in vocabulary if word.endswith("s") and not word.endswith("ss")}
+    return [*vocabulary, *(singulars - vocabulary.keys())]
 
 
 def correct_typos(question: str, vocabulary: Mapping[str, int]) -> tuple[str, list[tuple[str, str]]]:
@@ -117,7 +126,7 @@ def correct_typos(question: str, vocabulary: Mapping[str, int]) -> tuple[str, li
         unknown.append(match)
     if not unknown or len(unknown) > MAX_CORRECTIONS or len(unknown) * 2 > len(words) + 1:
         return question, []
-    choices = list(vocabulary)
+    choices = _choices(vocabulary)
     corrections: list[tuple[str, str]] = []
     text = question
     for match in reversed(unknown):

@@ -41,6 +41,12 @@ def test_what_is_never_corrected(question):
     assert correct_typos(question, VOCABULARY) == (question, [])
 
 
+def test_a_dropped_letter_and_a_plural_are_read_as_the_word():
+    vocabulary = {**VOCABULARY, "latest": 1, "last": 9, "uploads": 2}
+    assert correct_typos("What is the laest upliad limit?", vocabulary)[1] == [("laest", "latest"),
+                                                                               ("upliad", "upload")]
+
+
 def test_inflections_of_known_words_are_no_typos():
     assert correct_typos("How long do tokens stay valid?", VOCABULARY)[1] == []
     assert correct_typos("Which settings hold timeouts?", VOCABULARY)[1] == []
