@@ -3,9 +3,12 @@
 "whats the defualt upstrem timout?" is read as "whats the default upstream timeout?": a word neither
 the workspace's documents nor English (symspellpy's dictionary) know is corrected to the nearest word
 the documents use (rapidfuzz's optimal-string-alignment distance, so a swapped pair of letters counts
-one), never a version, an identifier, a code token or a known word. "And in 2.0?" has no subject of its own: it is
-asked as the conversation's previous question with its release or date scope replaced ("What port does
-the admin API listen on, in 2.0?"); "and its default?" asks a new attribute of the previous subject.
+one), never a version, an identifier, a code token or a known word.
+
+"And in 2.0?" has no subject of its own: it is asked as the conversation's previous question at the new
+release or date ("What port does the admin API listen on, in 2.0?"; "Which admin port did 2.0 use?" then
+"And in 3.0?" -> "Which admin port did 3.0 use?"); "and its default?" asks a new attribute of the
+previous subject.
 
 The rewriting is pure text (`question_in_context`, tested without a database); `question_in_workspace`
 reads the workspace's vocabulary (cached per workspace) and release labels for it.
@@ -36,9 +39,6 @@ class InContext:
     question: str
     asked_as: str = ""  # a follow-up, with the subject it took from the conversation
     read_as: str = ""  # the question with its typos corrected
-
-    def notes(self) -> dict[str, str]:
-        return {key: value for key, value in (("asked_as", self.asked_as), ("read_as", self.read_as)) if value}
 
 
 # Words a question uses that a corpus may never write: the question's own scaffolding and informal forms.
