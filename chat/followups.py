@@ -46,6 +46,11 @@ _QUESTION_WORDS = frozenset("""
 whats hows wheres whens whos whys thats theres dont doesnt didnt cant wont isnt arent wasnt werent shouldnt
 couldnt wouldnt ive youre theyre lets pls please thanks thank hello okay
 """.split())
+# Words every question uses: they say nothing of whether it is about the documents.
+_FUNCTION_WORDS = frozenset("""
+what which when where does with that this from have your there their about into would could should will they them
+then than were been being some here also just very
+""".split())
 _WORD = re.compile(r"[A-Za-z][a-z]*(?:'[a-z]+)?")
 # A word glued to code: "proxy.upstream_timeout", "/api/v2", "--flag", "lmn_", "`cmd`", "X-API-Key"; a full
 # stop glued on both sides only ("a.b"): one that ends a sentence is followed by a space or nothing.
@@ -68,12 +73,9 @@ def english_words() -> frozenset[str]:
         return frozenset(line.split(" ", 1)[0] for line in lines)
 
 
-def _known(word: str, vocabulary: Mapping[str, int]) -> bool:
-    lowered = word.lower().replace("'", "")
-    if lowered in vocabulary or lowered in _QUESTION_WORDS or lowered in english_words():
-        return True
+def _in_workspace(lowered: str, vocabulary: Mapping[str, int]) -> bool:
     # An inflection of a known word is no typo: "timeouts", "proxies", "rotated", "rotating", "stopped".
-    return any(stem in vocabulary for stem in _stems(lowered) if len(stem) >= 3)
+    return lowered in vocabulary or any(stem in vocabulary for stem in _stems(lowered) if len(stem) >= 3)
 
 
 def _stems(word: str) -> set[str]:
@@ -110,21 +112,30 @@ def correct_typos(question: str, vocabulary: Mapping[str, int]) -> tuple[str, li
 
     Untouched: words of three letters or fewer, words with a capital past the first letter or a digit
     (LG1504, PostgreSQL, API), words glued to code (`proxy.upstream_timeout`, `/api/v2`, `lmn_`), words
-    the vocabulary knows, and every word when more than MAX_CORRECTIONS, or most of them, are unknown.
+    the vocabulary or English knows, and every word when more than MAX_CORRECTIONS, or most of them, are
+    unknown, or when the question holds more English words the documents lack than words they use.
     """
     if not vocabulary:
         return question, []
     unknown: list[re.Match[str]] = []
+    ours = theirs = 0  # plain words the documents use; English words they do not ("orchid")
     words = list(_WORD.finditer(question))
     for match in words:
-        word = match.group()
+        word, lowered = match.group(), match.group().lower().replace("'", "")
         glued_before = match.start() and _CODE_NEIGHBOUR.match(question, match.start() - 1)
         glued_after = _CODE_NEIGHBOUR.match(question, match.end())
-        if len(word) <= 3 or glued_before or glued_after \
-                or any(ch.isupper() for ch in word[1:]) or _known(word, vocabulary):
+        if len(word) <= 3 or glued_before or glued_after or any(ch.isupper() for ch in word[1:]) \
+                or lowered in _QUESTION_WORDS or lowered in _FUNCTION_WORDS:
             continue
-        unknown.append(match)
+        if _in_workspace(lowered, vocabulary):
+            ours += 1
+        elif lowered in english_words():
+            theirs += 1
+        else:
+            unknown.append(match)
     if not unknown or len(unknown) > MAX_CORRECTIONS or len(unknown) * 2 > len(words) + 1:
+        return question, []
+    if theirs > ours:  # "How do I repot an orchid?" is about something else: "repot" is no slip for "report"
         return question, []
     choices = _choices(vocabulary)
     corrections: list[tuple[str, str]] = []

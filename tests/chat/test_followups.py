@@ -15,6 +15,7 @@ from tests.openapi_client import SchemaClient
 VOCABULARY = {word: 3 for word in """
 what is the default upstream timeout how long does an admin api access token stay valid port listen on which
 setting holds database connection string rate limit per key maximum request body size proxy gateway was time
+report
 """.split()}
 LABELS = ["2.0", "2.1", "3.0"]
 
@@ -36,6 +37,7 @@ def test_typos_are_read_as_the_workspace_words():
     "Where is `lumenctl snapshto` documented?",  # a code token
     "What is the default timeout?",  # known words
     "qwzx vbnm plokij hytred?",  # nonsense, not typos
+    "How do I repot an orchid?",  # about something else: "repot" is no slip for "report"
 ])
 def test_what_is_never_corrected(question):
     assert correct_typos(question, VOCABULARY) == (question, [])
