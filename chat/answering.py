@@ -19,6 +19,7 @@ from django.conf import settings
 from chat.citations import MARKER, citation_compliance, citation_for, contradictions_mark
 from chat.changes import compose_change
 from chat.extractive import Extract, compose_extractive, question_vector
+from chat.followups import InContext, question_in_workspace
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
 from rag.retrieval import SearchResultSet
@@ -40,13 +41,16 @@ class Answer:
     closest: list[dict[str, Any]] = field(default_factory=list)  # an abstention's nearest sources, not citations
     compliance: dict[str, Any] | None = None  # an LLM answer's citation compliance (chat.citations)
     evidence: float | None = None  # an extractive answer's best statement score (the relevance floor's scale)
+    asked_as: str = ""  # a follow-up as answered, its subject taken from the conversation (chat.followups)
+    read_as: str = ""  # the question with its typos corrected
 
     def metadata(self) -> dict[str, Any]:
         """What the message keeps, its sources' paths as a member reads them: never the server's folders, which
         chat.api gives staff again by document id (issue 49)."""
         sources = paths_as_seen(copy.deepcopy([self.citations, self.closest]), full=False)
         data = {"citations": sources[0], "search": self.search, "timings": self.timings, "mode": self.mode,
-                "notice": self.notice, "abstained": self.abstained, "closest": sources[1], "evidence": self.evidence}
+                "notice": self.notice, "abstained": self.abstained, "closest": sources[1], "evidence": self.evidence,
+                "asked_as": self.asked_as, "read_as": self.read_as}
         if self.compliance is not None:
             data["compliance"] = self.compliance
         return data
@@ -123,9 +127,29 @@ def _generated(reply: str, results: Sequence[Any], used: dict[str, Any], timer: 
                   compliance=citation_compliance(reply, sources=len(results)))
 
 
-def answer(question: str, *, workspace, options: dict) -> Answer:
-    """The extractive answer, or the LLM's when one is configured (falling back on failure)."""
+def _in_context(question: str, workspace, previous: Sequence[str], timer: Timer) -> InContext:
+    """The question as meant: typos corrected, a follow-up given the previous question's subject."""
+    asked = question_in_workspace(question, workspace_id=workspace.pk, previous_questions=previous)
+    timer.lap("context_ms")
+    return asked
+
+
+def _noted(result: Answer, asked: InContext) -> Answer:
+    result.asked_as, result.read_as = asked.asked_as, asked.read_as
+    return result
+
+
+def answer(question: str, *, workspace, options: dict, previous: Sequence[str] = ()) -> Answer:
+    """The extractive answer, or the LLM's when one is configured (falling back on failure).
+
+    `previous`: the conversation's earlier questions as answered, oldest first (a follow-up takes its subject).
+    """
     timer = Timer()
+    asked = _in_context(question, workspace, previous, timer)
+    return _noted(_answer(asked.question, workspace=workspace, options=options, timer=timer), asked)
+
+
+def _answer(question: str, *, workspace, options: dict, timer: Timer) -> Answer:
     results, used = _search(question, workspace=workspace, options=options)
     timer.lap("search_ms")
     notice = ""
@@ -139,12 +163,21 @@ def answer(question: str, *, workspace, options: dict) -> Answer:
     return _extractive(question, results, used, timer, workspace, notice)
 
 
-def answer_stream(question: str, *, workspace, options: dict, deadline: float | None = None) -> Iterator[str | Answer]:
+def answer_stream(question: str, *, workspace, options: dict, deadline: float | None = None,
+                  previous: Sequence[str] = ()) -> Iterator[str | Answer]:
     """Yield reply pieces as the LLM writes them, then the finished Answer (extractive on failure).
 
-    `deadline`: the time.monotonic() instant the reply must be in by (rag.llm.stream_chat's default if None).
+    `deadline`: the time.monotonic() instant the reply must be in by (rag.llm.stream_chat's default if None);
+    `previous`: as for `answer`.
     """
     timer = Timer()
+    asked = _in_context(question, workspace, previous, timer)
+    for piece in _answer_stream(asked.question, workspace=workspace, options=options, deadline=deadline, timer=timer):
+        yield _noted(piece, asked) if isinstance(piece, Answer) else piece
+
+
+def _answer_stream(question: str, *, workspace, options: dict, deadline: float | None,
+                   timer: Timer) -> Iterator[str | Answer]:
     results, used = _search(question, workspace=workspace, options=options)
     timer.lap("search_ms")
     if not results or not llm_configured():

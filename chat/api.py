@@ -90,6 +90,9 @@ class MessageOut(Schema):
     citations: list[CitationOut] = []
     closest_matches: list[ClosestOut] = Field([], description="an abstention's nearest sources (not citations)")
     release: ReleaseOut | None = None
+    asked_as: str = Field("", description="a follow-up as answered, its subject taken from the conversation's "
+                                          "previous question (\"What port ..., in 2.0?\"); empty otherwise")
+    read_as: str = Field("", description="the question with its typos corrected, as answered; empty if none was")
 
 
 class AnswerOut(Schema):
@@ -150,6 +153,7 @@ def _message(request: HttpRequest, message: Message) -> dict[str, Any]:
         "closest_matches": [{**c, "title": c["document_title"], "url": _url(request, c)}
                             for c in metadata.get("closest") or []],
         "release": _release(metadata),
+        "asked_as": metadata.get("asked_as") or "", "read_as": metadata.get("read_as") or "",
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.http import Http404
 
-from chat.models import Conversation
+from chat.models import Conversation, Message
 from rag.models import Workspace
 
 
@@ -19,6 +19,22 @@ def conversation_get(*, user, pk: int) -> Conversation:
         return Conversation.objects.select_related("workspace").get(pk=pk, user=user, workspace__members=user)
     except Conversation.DoesNotExist:
         raise Http404("No such conversation") from None
+
+
+def conversation_questions_before(*, conversation: Conversation, before_id: int, limit: int = 3) -> list[str]:
+    """The conversation's last `limit` questions before message `before_id`, oldest first, each as it was
+    answered: a follow-up's "asked as" (chat.followups), so "And in 2.1?" after "And in 2.0?" keeps the subject."""
+    rows = list(conversation.messages.filter(id__lt=before_id).order_by("-id")
+                .values_list("role", "content", "metadata")[:limit * 2])
+    questions: list[str] = []
+    answered_as = ""
+    for role, content, metadata in rows:  # newest first: an answer comes before its question
+        if role == Message.Role.ASSISTANT:
+            answered_as = (metadata or {}).get("asked_as") or ""
+            continue
+        questions.append(answered_as or content)
+        answered_as = ""
+    return questions[:limit][::-1]
 
 
 def conversation_sidebar(*, user, workspace: Workspace, limit: int | None = 30) -> list[tuple[Conversation, str]]:

@@ -15,6 +15,7 @@ from django.utils.dateparse import parse_datetime
 from chat import answering
 from chat.models import Conversation, Message, SearchDefaults
 from chat.options import ConversationOptions
+from chat.selectors import conversation_questions_before
 from rag.jobs import task_send
 
 logger = logging.getLogger(__name__)
@@ -110,7 +111,9 @@ def message_ask(*, conversation: Conversation, question: str, stream: bool = Fal
             # By name: chat.tasks imports this module. Routed to the `answers` queue (CELERY_TASK_ROUTES).
             transaction.on_commit(lambda: task_send(ANSWER_TASK, reply.pk))
             return asked, reply
-    result = answering.answer(question, workspace=conversation.workspace, options=conversation.search_options)
+    previous = conversation_questions_before(conversation=conversation, before_id=asked.pk)
+    result = answering.answer(question, workspace=conversation.workspace, options=conversation.search_options,
+                              previous=previous)
     reply = Message.objects.create(
         conversation=conversation, role=Message.Role.ASSISTANT, content=result.text, metadata=result.metadata()
     )
@@ -145,11 +148,13 @@ def message_generate(*, message_id: int) -> None:
             message_fail(message_id=message_id, notice=QUEUED_TOO_LONG_NOTICE)
             return
         question = message.conversation.messages.filter(role=Message.Role.USER, id__lt=message.pk).last()
+        previous = conversation_questions_before(conversation=message.conversation, before_id=question.pk) \
+            if question else []
         written, last_write = "", time.monotonic()
         final: answering.Answer | None = None
         for piece in answering.answer_stream(
             question.content if question else "", workspace=message.conversation.workspace,
-            options=message.conversation.search_options, deadline=time.monotonic() + left,
+            options=message.conversation.search_options, deadline=time.monotonic() + left, previous=previous,
         ):
             if isinstance(piece, answering.Answer):
                 final = piece

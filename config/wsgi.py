@@ -63,6 +63,9 @@ def _warm_up() -> None:
     get_resolver().url_patterns  # noqa: B018 - the access imports every view module
     _templates_compile()
     sentence_spans("Docent starts. It warms up first.")
+    from chat.followups import english_words  # import here: rag.releases, below it, needs Django's apps loaded
+
+    english_words()  # the typo check's English word list: 0.1-0.3 s to read, not on the first question
     _page_render()
     query_encoder_prepare()
     # onnxruntime is not imported here: its import starts native threads that a forked process does not

@@ -4,6 +4,7 @@ Callers that rank passages of the results themselves (chat's answer units) encod
 rag.embeddings (`embed_with_cache`), the same embedding cache as indexing.
 """
 
+from rag.retrieval.expansion import workspace_vocabulary
 from rag.retrieval.identifiers import chunk_identifiers
 from rag.retrieval.options import (
     DOC_TYPE_MODES,
@@ -46,4 +47,5 @@ __all__ = [
     "search",
     "subjects_named",
     "validation_message",
+    "workspace_vocabulary",
 ]

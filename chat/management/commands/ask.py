@@ -23,7 +23,7 @@ def _public(result: Answer) -> dict:
         entry["title"] = entry.pop("document_title")
         citations.append(entry)
     data = {"answer": result.text, "mode": result.mode, "notice": result.notice, "abstained": result.abstained,
-            "citations": citations}
+            "citations": citations, "asked_as": result.asked_as, "read_as": result.read_as}
     if result.abstained:
         # The nearest sources, for a reader to look at: not citations, since they do not answer.
         data["closest_matches"] = [{"title": c["document_title"], "path": c["path"], "chunk_id": c["chunk_id"],
@@ -74,6 +74,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Q: {asked}")
         if result.notice:
             self.stdout.write(f"({result.notice})")
+        if result.read_as:
+            self.stdout.write(f"(read as: {result.read_as})")
         self.stdout.write(result.text)
         for citation in data["citations"]:
             date = (citation["doc_date"] or "undated")[:10]

@@ -2,7 +2,8 @@
 
 Takes the same arguments as `eval_demo` (the corpus is indexed the same way, unchanged
 files skipped), plus the off-topic questions that should be abstained on: those the answer floor was
-calibrated on, and a held-out set scored beside them.
+calibrated on, and a held-out set scored beside them. On the demo corpus, then, the follow-ups and typo
+questions of demo/followups.json and demo/typos.json (evaluation.followups).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from django.core.management.base import BaseCommand
 from chat.answering import Answer
 from evaluation.answers import (CONFIGS, evaluate_answers, format_answer_table, malformed_quotes, nonsense,
                                 raw_markup, score_answer)
+from evaluation.followups import evaluate_in_conversation, format_in_conversation
 from evaluation.inputs import ROOT, eval_arguments_add, eval_corpus_index, eval_questions_load
+from evaluation.retrieval import eval_license_set
 from rag import embeddings
 
 
@@ -50,10 +53,21 @@ class Command(BaseCommand):
         held = json.loads(held_out.read_text(encoding="utf-8")) if held_out.exists() else []
         figures = evaluate_answers(target, questions, off, held_out=held, configs=configs, on_config=progress,
                                    on_answer=self._details if opts["details"] else None)
+        conversation = {}
+        if corpus is None:  # the sets are written on the demo corpus
+            eval_license_set(workspace=target, licensed=True)
+            conversation = evaluate_in_conversation(target, on_answer=self._conversation_details if opts["details"]
+                                                    else None)
         if opts["json"]:
-            self.stdout.write(json.dumps({"title": title, "answers": figures}, indent=2))
+            self.stdout.write(json.dumps({"title": title, "answers": figures, "conversation": conversation}, indent=2))
             return
         self.stdout.write(format_answer_table(title, figures))
+        if conversation:
+            self.stdout.write(format_in_conversation(conversation))
+
+    def _conversation_details(self, item: dict, result: Answer) -> None:
+        asked = result.asked_as or result.read_as or item.get("follow_up") or item["question"]
+        self.stdout.write(f"{item['id']}: {asked}\n  {'ABSTAINED ' if result.abstained else ''}{result.text[:300]}")
 
     def _details(self, config: str, question: dict, result: Answer) -> None:
         if config != "full pipeline":
