@@ -12,6 +12,7 @@ import copy
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -22,6 +23,7 @@ from chat.extractive import Extract, compose_extractive, question_vector
 from chat.followups import InContext, question_in_workspace
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
+from rag.releases import release_calendar_entries, release_label, release_labels
 from rag.retrieval import SearchResultSet
 from rag.selectors import paths_as_seen, workspace_release_labels
 from chat.search import search_for_chat
@@ -109,8 +111,21 @@ def _compose(question: str, results: SearchResultSet, workspace) -> Extract:
     if plan is not None and plan.mode == "as_of":
         # Asked about one release or date: its statements answer, none replaced by a newer one.
         as_of = plan.as_of_version or (plan.as_of_date.isoformat() if plan.as_of_date else "") or "as of"
-        return compose_extractive(plan.query or question, results, as_of=as_of)
+        extract = compose_extractive(plan.query or question, results, as_of=as_of)
+        if extract.abstained and plan.as_of_date is not None:
+            extract.text = " ".join(filter(None, [extract.text, _before_first_release(plan.as_of_date, workspace)]))
+        return extract
     return compose_extractive(question, results)
+
+
+def _before_first_release(as_of_date: datetime, workspace) -> str:
+    """Why nothing answers as of a date before every release: where the workspace's releases begin (issue 54)."""
+    entries = release_calendar_entries(workspace_id=workspace.pk)  # oldest first
+    if not entries or as_of_date > entries[0].date:  # as_of_date is an exclusive bound
+        return ""
+    first = entries[0]
+    label = release_label(str(first.version), release_labels(workspace_id=workspace.pk, labels=[str(first.version)]))
+    return f"The earliest release in this workspace is {label}, of {first.date:%B %Y}."
 
 
 def _extractive(question: str, results: SearchResultSet, used: dict[str, Any], timer: Timer, workspace,

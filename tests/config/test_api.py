@@ -59,8 +59,8 @@ def test_an_integrators_script_against_a_running_server(live_server, transaction
                                                           django_db_serialized_rollback):
     """docs/api.md's example, nearly word for word: a token, a question, a citation's link, the conversation."""
     user = UserFactory()
-    workspace = WorkspaceFactory(slug="docs", members=[user])
-    add_document(workspace, "/w/tls.md", ["The gateway terminates TLS on port 8443."])
+    workspace = WorkspaceFactory(slug="demo", members=[user])
+    add_document(workspace, "/w/limits.md", ["Each API key is limited to 1200 requests per minute by default."])
     _, token = api_token_create(user=user, name="bot")
 
     def call(method: str, path: str, body: dict | None = None) -> dict:
@@ -70,8 +70,9 @@ def test_an_integrators_script_against_a_running_server(live_server, transaction
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.load(response)
 
-    reply = call("POST", "/api/v1/answers", {"question": "Which port terminates TLS?", "workspace": "docs"})
-    assert "8443" in reply["answer"]["text"]
+    reply = call("POST", "/api/v1/answers",
+                 {"question": "What is the default rate limit per API key?", "workspace": "demo"})
+    assert "1200" in reply["answer"]["text"]
     assert reply["answer"]["citations"][0]["url"].startswith(f"{live_server.url}/documents/")
     thread = call("POST", f"/api/v1/conversations/{reply['conversation_id']}/messages", {"question": "And in 2.0?"})
     assert thread["answer"]["asked_as"] == "Which port terminates TLS, in 2.0?"
