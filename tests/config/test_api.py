@@ -75,6 +75,6 @@ def test_an_integrators_script_against_a_running_server(live_server, transaction
     assert "1200" in reply["answer"]["text"]
     assert reply["answer"]["citations"][0]["url"].startswith(f"{live_server.url}/documents/")
     thread = call("POST", f"/api/v1/conversations/{reply['conversation_id']}/messages", {"question": "And in 2.0?"})
-    assert thread["answer"]["asked_as"] == "Which port terminates TLS, in 2.0?"
+    assert thread["answer"]["asked_as"] == "What is the default rate limit per API key, in 2.0?"
     conversation = call("GET", f"/api/v1/conversations/{reply['conversation_id']}")
     assert [m["role"] for m in conversation["messages"]] == ["user", "assistant"] * 2
