@@ -143,6 +143,7 @@ def main() -> int:
     parser.add_argument("--members", type=int, default=4 if SMOKE else 20)
     parser.add_argument("--presses", type=int, default=20 if SMOKE else 200)
     args = parser.parse_args()
+    os.environ.setdefault("SOURCE_FOLDER_ROOTS", str(DATA_DIR.with_name("sync-flood-share")))  # the folder it syncs
     django_setup(encoder="hashing", data_dir=DATA_DIR)
     from django.conf import settings
     from django.core.management import call_command

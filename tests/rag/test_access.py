@@ -12,7 +12,7 @@ PUBLIC = {"login", "healthz", "favicon",  # the icon: browsers fetch it on the l
           "openapi-json", "openapi-view",  # the API's schema and docs page describe it, and show no one's data
           "api-root"}  # django-ninja's root of the API: it serves nothing (404 to everyone)
 # Machine endpoints answer 401 in JSON instead of redirecting to a login page.
-MACHINE = {"metrics"}
+MACHINE = {"metrics", "mcp"}  # machine clients: a 401 with WWW-Authenticate, no login page
 
 
 def _named_routes(resolver: URLResolver, prefix: str = "") -> list[tuple[str, str]]:

@@ -48,7 +48,7 @@ def test_one_batch_with_every_awkward_case_ends_each_file_once_by_name(logged_in
     assert outcomes == {
         "uploads/guide (2).txt": ("indexed", ""),
         "uploads/guide (3).txt": ("indexed", ""),
-        "uploads/copy.txt": ("unchanged", "identical to uploads/guide.txt"),
+        "uploads/copy.txt": ("unchanged", "identical to guide.txt"),  # the path a member is shown
         "uploads/twin-1.txt": ("indexed", ""),
         "uploads/twin-2.txt": ("unchanged", "identical to uploads/twin-1.txt in this upload"),
         "uploads/empty.txt": ("failed", "empty file"),
