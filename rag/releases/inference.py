@@ -39,6 +39,11 @@ from rag.releases.order import parse_version
 from rag.models import Document, IndexingJobItem
 
 _NO_DATE = datetime.min.replace(tzinfo=UTC)
+# Dates a tool or an author wrote into the file (rag.ingest.dates): a copy keeps them, where a file time is the
+# copy's (an undated Markdown copy made today).
+TRUSTED_DATE_SOURCES = frozenset({"pdf_moddate", "pdf_creationdate", "office_modified", "office_created",
+                                  "odf_modified", "odf_created", "html_meta_date", "frontmatter", "asciidoc_revdate",
+                                  "asciidoc_date", "rst_date"})
 
 
 @dataclass(frozen=True)
@@ -181,15 +186,17 @@ def export_release(rows: list[_Row], calendar: list[CalendarEntry], series: str)
     if mentioned is not None:
         line = series_label(str(mentioned))
         return ReleaseGuess(line, "directives", 0.6, f"newest 'new in' it mentions: {mentioned}", series)
-    newest = max((row.doc_date for row in rows if row.doc_date), default=None)
-    if newest is None or not any(_in_a_series(row) for row in rows):
+    if not any(row.doc_date for row in rows) or not any(_in_a_series(row) for row in rows):
         return None  # nothing ties it to a series: an e-mail, a spreadsheet
+    # Dates weighed by trust: a date its tool wrote into the file over a file time (a copy made today).
+    trusted = [row.doc_date for row in rows if row.doc_date and row.date_source in TRUSTED_DATE_SOURCES]
+    newest = max(trusted or [row.doc_date for row in rows if row.doc_date])
     later = [entry for entry in calendar if entry.date >= newest.replace(hour=0, minute=0, second=0, microsecond=0)
              and (entry.series == series or not series) and not entry.version.is_prerelease]
     if not later:
         return None
     release = min(later, key=lambda entry: (entry.date, entry.version))
-    return ReleaseGuess(str(release.version), "calendar", 0.4,
+    return ReleaseGuess(str(release.version), "calendar", 0.4 if trusted else 0.3,
                         f"dated {newest:%Y-%m-%d}; the next release of its series is {release.version}", series)
 
 
