@@ -30,7 +30,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from rag.ingest import parse_document  # noqa: E402
+from rag.parsers import parse_document  # noqa: E402
 from rag.ingest.dates import resolve_doc_date  # noqa: E402
 from rag.releases.calendar import FILE_DATE, CalendarEntry, series_label  # noqa: E402
 from rag.releases.inference import _attribute, _Row, export_key, export_release  # noqa: E402

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from demo.variants.markup import page_read, to_docx, to_markdown  # noqa: E402
-from rag.ingest.parsers import ParseError  # noqa: E402
+from rag.parsers import ParseError  # noqa: E402
 
 FORMS = ("pdf", "docx", "html", "md", "rst")
 SEED = 50

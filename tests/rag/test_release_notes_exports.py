@@ -15,7 +15,7 @@ import pytest
 from docx import Document as WordDocument
 from fpdf import FPDF
 
-from rag.ingest import parse_document
+from rag.parsers import parse_document
 from rag.models import Document
 from rag.releases.calendar import calendar_update, release_calendar
 from rag.releases.inference import workspace_releases_infer
