@@ -7,6 +7,8 @@ from django.db import transaction
 from rag.dedup import MergeStats, contradictions_prune, document_merge
 from rag.jobs.lifecycle import job_items_merged
 from rag.jobs.queue import merge_send
+from rag.lineage import family_refresh
+from rag.models import Document
 from rag.releases import calendar_update, workspace_releases_infer
 
 
@@ -16,7 +18,12 @@ def document_merge_settle(*, document_id: int) -> MergeStats:
     stats = document_merge(document_id=document_id)
     calendar_update(document_id=document_id)  # the releases its page speaks for, in the calendar
     for workspace_id in sorted(job_items_merged(document_id=document_id)):
-        workspace_releases_infer(workspace_id=workspace_id)
+        changed: list[int] = []
+        workspace_releases_infer(workspace_id=workspace_id, changed=changed)
+        # A family is ordered by its members' releases: one whose release changed is ordered again.
+        for family_id in sorted(set(Document.objects.filter(pk__in=changed, family__isnull=False)
+                                    .values_list("family_id", flat=True))):
+            family_refresh(family_id=family_id)
         contradictions_prune(workspace_id=workspace_id)  # two releases' passages, once known, never contradict
     return stats
 

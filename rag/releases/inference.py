@@ -291,12 +291,16 @@ def _store(changes: dict[int, dict | None]) -> int:
     return len(changes)
 
 
-def workspace_releases_infer(*, workspace_id: int, dry_run: bool = False) -> dict[str, int]:
-    """Infer (again) the release of every active document of a workspace; a second run changes nothing."""
+def workspace_releases_infer(*, workspace_id: int, dry_run: bool = False,
+                             changed: list[int] | None = None) -> dict[str, int]:
+    """Infer (again) the release of every active document of a workspace; a second run changes nothing. The ids
+    whose release changed are added to `changed`: their families' order follows their release (rag.lineage)."""
     rows = _rows(workspace_id)
     changes = _decide(rows, release_calendar_entries(workspace_id=workspace_id))
     if not dry_run:
         _store(changes)
+        if changed is not None:
+            changed.extend(sorted(changes))
     inferred = Counter()
     for row in rows:
         release = changes[row.pk] if row.pk in changes else row.release

@@ -16,9 +16,13 @@ from docx import Document as WordDocument
 from fpdf import FPDF
 
 from rag.parsers import parse_document
-from rag.models import Document
+from rag.lineage import family_refresh
+from rag.lineage.evidence import Member
+from rag.lineage.grouping import version_order
+from rag.models import Document, DocumentFamily
 from rag.releases.calendar import calendar_update, release_calendar
 from rag.releases.inference import workspace_releases_infer
+from rag.releases.order import version_key
 from rag.releases.series import heading_release, mentioned_releases, series_of
 from rag.releases.series_pages import release_entries, series_metadata
 from tests.rag.retrieval_helpers import add_document
@@ -176,3 +180,38 @@ def test_an_undated_copy_made_today_speaks_for_where_its_notes_end(workspace):
     assert _placed(copy) == {"3.2"} and _placed(rst) == {"4.1"}
     # Its file time dates none of the releases its notes state.
     assert dict((str(v), d.date().isoformat()) for v, d in release_calendar(workspace_id=workspace.pk)) == DAYS
+
+
+# --- a family ordered by its members' releases, a file's date only within one release ---------------------------
+
+
+def test_an_inferred_release_outranks_file_dates_in_a_family_order():
+    def member(pk: int, when: datetime, key: str = "") -> Member:
+        return Member(id=pk, title="Routing", path=f"/pile/{pk}/routing.md", version_label="", version_key=key,
+                      version_source="", doc_date=when, date_source="mtime", date_confidence=1, indexed_at=None,
+                      chunk_count=1, family_id=None, family_position=None)
+
+    today = datetime.now(tz=UTC)
+    members = {1: member(1, today), 2: member(2, datetime(2024, 3, 1, tzinfo=UTC)),
+               3: member(3, datetime(2023, 1, 1, tzinfo=UTC), key=version_key("4.0")),
+               4: member(4, datetime(2022, 1, 1, tzinfo=UTC)), 5: member(5, datetime(2020, 1, 1, tzinfo=UTC))}
+    inferred = {1: version_key("3.2"), 2: version_key("4.1"), 4: version_key("3.2")}
+    # The copy made today (1) is 3.2's, older than the explicit 4.0 (3) and the 4.1 export (2); its date only puts
+    # it after the other 3.2 page (4); a member with no release (5) is placed by its date.
+    assert version_order(members, {}, {}, inferred) == [5, 4, 1, 3, 2]
+    assert version_order(members, {}, {}, {1: version_key("4.0") + "~"})[-1] == 1  # "newer than 4.0": above it
+
+
+@pytest.mark.django_db
+def test_a_copy_made_today_is_not_current_over_the_newer_release(workspace):
+    today = datetime.now(tz=UTC)
+    rst = _export(workspace, "/pile", "notes.rst", _rst(), when=datetime(2024, 3, 1, tzinfo=UTC), source="mtime")
+    copy = _export(workspace, "/pile", "notes.md", _markdown(RELEASES[2:]), when=today, source="mtime",
+                   page_text="Routing sends each request to one gateway.")  # a version of the page, not a copy
+    workspace_releases_infer(workspace_id=workspace.pk)
+    assert _placed(copy) == {"3.2"} and _placed(rst) == {"4.1"}
+    group = DocumentFamily.objects.create(workspace=workspace, name="Page 0")
+    Document.objects.filter(pk__in=[rst[1].pk, copy[1].pk]).update(family=group)
+    family_refresh(family_id=group.pk)
+    order = list(Document.objects.filter(family=group).order_by("family_position").values_list("pk", flat=True))
+    assert order == [copy[1].pk, rst[1].pk]  # 3.2's copy first, whatever its file time says
