@@ -129,7 +129,7 @@ def test_headings_that_name_no_release():
 
 
 def _export(workspace, folder: str, name: str, data: bytes, *, when: datetime, source: str, pages: int = 4,
-            page_text: str = "Routing sends each request to a gateway.") -> list[Document]:
+            page_text: str = "Routing sends each request to a gateway.", names: dict | None = None) -> list[Document]:
     """One export: its release-notes file (parsed by the real parser) and a few pages that name no release."""
     parsed = parse_document(Path(name), data)
     suffix = Path(name).suffix
@@ -139,7 +139,8 @@ def _export(workspace, folder: str, name: str, data: bytes, *, when: datetime, s
     calendar_update(document_id=notes.pk)
     return [notes, *(add_document(workspace, f"{folder}/page{index}{suffix}", [f"{page_text} ({index})"],
                                   title=f"Page {index}", doc_date=when, date_source=source, format=parsed.format,
-                                  metadata={"names": {"Lumen": 3}}) for index in range(pages))]
+                                  metadata={"names": {"Lumen": 3} if names is None else names})
+                    for index in range(pages))]
 
 
 def _placed(documents: list[Document]) -> set[str]:
@@ -215,3 +216,14 @@ def test_a_copy_made_today_is_not_current_over_the_newer_release(workspace):
     family_refresh(family_id=group.pk)
     order = list(Document.objects.filter(family=group).order_by("family_position").values_list("pk", flat=True))
     assert order == [copy[1].pk, rst[1].pk]  # 3.2's copy first, whatever its file time says
+
+
+@pytest.mark.django_db
+def test_a_series_whose_notes_write_its_name_in_lowercase(workspace):
+    """'pytest 8.3.3' and 'Pytest 8.2.0' are one series; its pages never write a capitalised name to count."""
+    notes = ("# Changelog\n\n## pytest 8.3.3 (2024-09-09)\n\n- x\n\n## Pytest 8.2.0 (2024-04-27)\n\n- x\n\n"
+             "## 8.1.0 (2024-03-03)\n\n- x\n")
+    pile = _export(workspace, "/pile", "changelog.md", notes.encode(), when=EXPORTED, source="mtime", names={},
+                   page_text="Use pytest fixtures to share setup.")
+    workspace_releases_infer(workspace_id=workspace.pk)
+    assert _placed(pile) == {"8.3.3"}
