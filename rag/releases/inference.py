@@ -141,8 +141,7 @@ def _attribute(rows: list[_Row], calendar: list[CalendarEntry]) -> None:
         if row.series:
             companions[export_key(row)[1:]].add(row.series)
     for row in rows:
-        if not row.series and len(found := companions.get(export_key(row)[1:], set())) == 1 \
-                and (_in_a_series(row) or len(named) == 1):
+        if not row.series and len(found := companions.get(export_key(row)[1:], set())) == 1:
             row.series = next(iter(found))
 
 

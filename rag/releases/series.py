@@ -38,7 +38,7 @@ _HEADING = re.compile(
 # support", "Removed in 2.0").
 _NOT_A_NAME = {"upgrading", "upgrade", "migrating", "migration", "porting", "from", "support", "supported", "requires",
                "requirements", "python", "deprecated", "removed", "added", "fixed", "changed", "since", "before",
-               "after", "until", "for", "and", "or", "with", "without", "using", "see"}
+               "after", "until", "for", "and", "or", "with", "without", "using", "see", "between"}
 # What a release heading may say besides its version: that it is a release, its notes, its date.
 _HEADING_WORDS = re.compile(r"\b(?:released|release|notes?|on|changes|changelog|what'?s\s+new)\b", re.I)
 # A date as release notes write one: "2024-03-12", "Mar 12, 2024", "12 March 2024", "12.03.2024".
