@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from rag.dates import parse_loose_date
 from rag.releases.order import parse_version
 from rag.releases.series import (
-    FUTURE, SERIES_TITLE, WRITTEN_DATE, heading_series_release, mentioned_releases, series_of,
+    FUTURE, SERIES_TITLE, WRITTEN_DATE, SeriesRelease, heading_series_release, mentioned_releases, series_of,
 )
 
 if TYPE_CHECKING:  # what a parser hands over; releases sit below ingest and never load it
@@ -93,6 +93,10 @@ def release_entries(parsed: ParsedDocument) -> list[dict]:
     own = series_of(parsed.title)
     # Under the title, before any heading: a release heading's date below is that release's, not the page's.
     body = parsed.sections[0].text if parsed.sections and len(parsed.sections[0].heading_path) <= 1 else ""
+    # A title that is only a release ("NetworkX 3.4.2") with "Release date: ..." right under it: that release's notes.
+    if own is None and (titled := heading_series_release(parsed.title or "")) is not None and not titled.rest \
+            and stated_date(body[:FIRST_LINES_CHARACTERS]) is not None:
+        own = SeriesRelease(titled.series, titled.version)
     if own is not None and not _NOT_OUT.search(body[:FIRST_LINES_CHARACTERS]):
         entries.append({"series": own.series, "version": own.version,
                         "date": _field_date(parsed) or _release_date(body), "how": "title"})

@@ -103,6 +103,10 @@ def test_each_release_is_dated_by_its_own_notes_in_every_format(name):
     ("changes.md", "# Changelog\n\n## Lumen 5.0 (unreleased)\n\nx\n\n## [Unreleased]\n\nx\n\n## Lumen 4.2\n\n"
      "Release date: TBD\n\n## Lumen 4.1\n\nRelease date: 12 March 2024\n", [("Lumen", "4.1", "2024-03-12")]),
     ("roadmap.md", "# Lumen 5.0 roadmap and release notes draft\n\nPlanned for spring.\n", []),
+    # A title that is only its release, dated in so many words under it; a bare title with no such date is no notes.
+    ("3.4.2.rst", "NetworkX 3.4.2\n==============\n\nRelease date: 21 October 2024\n\nBug fixes.\n",
+     [("NetworkX", "3.4.2", "2024-10-21")]),
+    ("guide.md", "# Lumen 3.2\n\nA guide to routing, written 2024-03-12.\n", []),
 ])
 def test_release_notes_forms(name, text, entries):
     assert _entries(name, text.encode()) == entries
