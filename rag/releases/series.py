@@ -56,7 +56,10 @@ FUTURE = re.compile(
 _DIRECTIVE = re.compile(
     r"\b(?P<verb>new|changed|added|deprecated|removed)\s+(?:in|since)\s+(?:version\s+|[A-Z][\w-]*\s+)?"
     r"v?(?P<version>\d+\.\d+(?:\.\d+)?)"
-    r"|\bversion(?:added|changed)::\s*v?(?P<directive>\d+\.\d+(?:\.\d+)?)", re.I)
+    r"|\bversion(?:added|changed)::\s*v?(?P<directive>\d+\.\d+(?:\.\d+)?)"
+    # "shipped with Lumen Gateway 3.0", "introduced in 3.0": the page is of that release or later.
+    r"|\b(?:shipped|introduced)\s+(?:with|in)\s+(?:version\s+|(?-i:[A-Z][\w-]*)\s+){0,2}v?(?P<shipped>\d+\.\d+(?:\.\d+)?)",
+    re.I)
 # Words before a mention that make it a promise, not a release: "will be removed in 4.0", "to be changed in 5.0",
 # "scheduled for removal in 6.0"; "deprecated since 3.2, removed in 4.0" names the removal's release ahead of it.
 _PROMISE = re.compile(r"\b(?:will|shall|would|to\s+be|going\s+to|scheduled|planned|slated|expected|pending|until"
@@ -127,6 +130,6 @@ def mentioned_releases(text: str) -> list[str]:
         if match["version"] and (_PROMISE.search(text[max(0, match.start() - 80):match.start()])
                                  or _PROMISE_AFTER.match(text[match.end():match.end() + 30])):
             continue
-        if (version := parse_version(match["version"] or match["directive"])) is not None:
+        if (version := parse_version(match["version"] or match["directive"] or match["shipped"])) is not None:
             found.add(str(version))
     return sorted(found, key=parse_version)

@@ -118,6 +118,7 @@ def test_release_notes_forms(name, text, entries):
     ("The option is deprecated and scheduled for removal in 5.0.", []),
     ("Changed in version 4.1 (unreleased): the default.", []),
     ("New in version 4.0. Removed in version 4.1.", ["4.0", "4.1"]),
+    ("Admin API v2 (shipped with Lumen Gateway 3.0) keeps v1 until it is removed in 3.2.", ["3.0"]),
 ])
 def test_a_promised_version_is_no_mention(text, versions):
     assert mentioned_releases(text) == versions
