@@ -38,6 +38,7 @@ from rag.lineage import (
     LineageEvidence,
     document_lineage_evidence,
     document_lineage_update,
+    family_refresh,
     workspace_lineage_rebuild,
 )
 from rag.releases import calendar_rebuild, workspace_releases_infer
@@ -343,13 +344,18 @@ def workspace_merge(*, workspace_id: int) -> MergeStats:
 def releases_settle(*, workspace_id: int, rebuild: bool, dry_run: bool = False) -> dict[str, int]:
     """The steps after a merge or a calendar edit, in the one order that holds: the calendar (read again from the
     series pages with `rebuild`), then each unlabelled document's release, placed by the calendar's dates, then the
+    families whose members' release changed ordered again (a member's release outranks its file dates), then the
     pending contradictions pruned, because two releases' passages never contradict and which release a passage
     speaks for is known only now. `dry_run`: count what inference would change, write nothing.
     Returns workspace_releases_infer's counts."""
     if rebuild and not dry_run:
         calendar_rebuild(workspace_id=workspace_id)
-    counts = workspace_releases_infer(workspace_id=workspace_id, dry_run=dry_run)
+    changed: list[int] = []
+    counts = workspace_releases_infer(workspace_id=workspace_id, dry_run=dry_run, changed=changed)
     if not dry_run:
+        for family_id in sorted(set(Document.objects.filter(pk__in=changed, family__isnull=False)
+                                    .values_list("family_id", flat=True))):
+            family_refresh(family_id=family_id)
         contradictions_prune(workspace_id=workspace_id)
     return counts
 

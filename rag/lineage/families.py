@@ -353,7 +353,8 @@ def family_refresh(*, family_id: int, vectors: VectorCache | None = None) -> Non
     relations = _member_relations(family.workspace_id, members, vectors)
     copies = copies_of(members, {pair_key(r.a, r.b) for r in relations if r.identical})
     floors = _version_floors(members)
-    order = _hand_order(members) if family.edited_by_hand else version_order(members, copies, floors)
+    order = _hand_order(members) if family.edited_by_hand else version_order(
+        members, copies, floors, _inferred_releases(members))
     position = {pk: index for index, pk in enumerate(order)}
     root = {pk: copies.get(pk, pk) for pk in members}
     related: dict[int, set[int]] = defaultdict(set)
@@ -422,6 +423,18 @@ def _version_floors(members: dict[int, Member]) -> dict[int, str]:
                 if isinstance(entry, dict)]
         floors[pk] = max((key for key in keys if key), default="")
     return floors
+
+
+def _inferred_releases(members: dict[int, Member]) -> dict[int, str]:
+    """The release inferred from each unlabelled member's own content (rag.releases.inference), as a version key:
+    "after 3.2" sorts above 3.2 and below 3.2.1."""
+    found = {}
+    for pk, label, after in Document.objects.filter(pk__in=members).values_list("pk", "inferred_label",
+                                                                                "inferred_after"):
+        key = version_key(label) if label else (version_key(after) if after else None)
+        if key:
+            found[pk] = key if label else key + "~"
+    return found
 
 
 def _hand_order(members: dict[int, Member]) -> list[int]:

@@ -45,14 +45,20 @@ def date_rank(member: Member) -> tuple:
     return (member.date_confidence > 0, member.doc_date or OLDEST, member.indexed_at or OLDEST, member.path)
 
 
-def version_order(members: dict[int, Member], copies: dict[int, int], floors: dict[int, str]) -> list[int]:
-    """Oldest first: labels decide between labelled members; the rest are ordered by date (then by the versions
-    their directives name) and placed among the labelled ones by date. Copies follow their original."""
+def version_order(members: dict[int, Member], copies: dict[int, int], floors: dict[int, str],
+                  releases: dict[int, str] | None = None) -> list[int]:
+    """Oldest first: labels decide between labelled members, and a release inferred from a member's own content
+    (`releases`: id -> its version key) counts as its label, so a file's date only orders members of one release
+    (an undated copy made today is not newer than the release its notes end at). The rest are ordered by date
+    (then by the versions their directives name) and placed among the labelled ones by date. Copies follow their
+    original."""
+    releases = releases or {}
+    release = {m.id: m.version_key or releases.get(m.id, "") for m in members.values()}
     originals = [m for pk, m in members.items() if pk not in copies]
-    labelled = sorted((m for m in originals if m.version_key), key=lambda m: (m.version_key, date_rank(m)))
+    labelled = sorted((m for m in originals if release[m.id]), key=lambda m: (release[m.id], date_rank(m)))
     # A trustworthy date orders them; the newest version their directives name breaks ties and orders those
     # with no trustworthy date (a page without a directive is not older for it).
-    unlabelled = sorted((m for m in originals if not m.version_key),
+    unlabelled = sorted((m for m in originals if not release[m.id]),
                         key=lambda m: (m.date_confidence > 0, (m.doc_date or OLDEST) if m.date_confidence > 0
                                        else OLDEST, floors.get(m.id, ""), date_rank(m)))
     order: list[Member] = []

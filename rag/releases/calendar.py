@@ -39,6 +39,10 @@ class CalendarEntry:
     source: str  # Release.Source
 
 
+# How a calendar row is dated when its notes state no date: the page's own date stands in, below any stated one.
+FILE_DATE = "the page's date"
+
+
 def _moment(day: date_type) -> datetime:
     return datetime.combine(day, dt_time.min, tzinfo=UTC)
 
@@ -59,7 +63,7 @@ def calendar_update(*, document_id: int) -> int:
         day = date_type.fromisoformat(entry["date"]) if entry.get("date") else None
         how = entry.get("how", "")
         if day is None and how == "title" and document["doc_date"]:
-            day, how = document["doc_date"].date(), "the page's date"  # a notes page that states no date
+            day, how = document["doc_date"].date(), FILE_DATE  # a notes page that states no date
         rows.append(Release(workspace_id=document["workspace_id"], series=str(entry.get("series", ""))[:100],
                             version=str(version), version_key=key, date=day, document_id=document_id, how=how))
     Release.objects.bulk_create(rows)
@@ -103,19 +107,20 @@ def release_calendar_entries(*, workspace_id: int) -> list[CalendarEntry]:
 
 def _calendar_entries(workspace_id: int) -> list[CalendarEntry]:
     rows = Release.objects.filter(Q(source=Release.Source.STAFF) | Q(document__archived=False),
-                                  workspace_id=workspace_id).values_list("series", "version", "date", "source", "hidden")
+                                  workspace_id=workspace_id).values_list("series", "version", "date", "source", "hidden",
+                                                                         "how")
     staff: dict[tuple[str, str], tuple[date_type | None, bool]] = {}
-    read: dict[tuple[str, str], date_type] = {}
-    for series, version, day, source, hidden in rows:
+    read: dict[tuple[str, str], tuple[bool, date_type]] = {}  # (a file's date stood in, the earliest date)
+    for series, version, day, source, hidden, how in rows:
         key = (series.casefold(), str(parse_version(version) or version))
         if source == Release.Source.STAFF:
             staff[key] = (day, hidden)
-        elif day is not None and (key not in read or day < read[key]):
-            read[key] = day
+        elif day is not None and (key not in read or (how == FILE_DATE, day) < read[key]):
+            read[key] = (how == FILE_DATE, day)  # a date the notes state wins over any file's date
     names = {series.casefold(): series for series, *_rest in rows}
     entries = []
     for key in sorted(set(read) | set(staff)):
-        day, hidden = staff.get(key, (read.get(key), False))
+        day, hidden = staff.get(key, (read[key][1] if key in read else None, False))
         version = parse_version(key[1])
         if hidden or day is None or version is None:
             continue

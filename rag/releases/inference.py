@@ -39,6 +39,11 @@ from rag.releases.order import parse_version
 from rag.models import Document, IndexingJobItem
 
 _NO_DATE = datetime.min.replace(tzinfo=UTC)
+# Dates a tool or an author wrote into the file (rag.ingest.dates): a copy keeps them, where a file time is the
+# copy's (an undated Markdown copy made today).
+TRUSTED_DATE_SOURCES = frozenset({"pdf_moddate", "pdf_creationdate", "office_modified", "office_created",
+                                  "odf_modified", "odf_created", "html_meta_date", "frontmatter", "asciidoc_revdate",
+                                  "asciidoc_date", "rst_date"})
 
 
 @dataclass(frozen=True)
@@ -109,18 +114,40 @@ def _rows(workspace_id: int) -> list[_Row]:
 def _attribute(rows: list[_Row], calendar: list[CalendarEntry]) -> None:
     """Each row's series: its own page's, else the series name it uses most (of several), else the workspace's one
     series where something ties the row to a series at all."""
-    named = sorted({entry.series for entry in calendar if entry.series} | {
-        entry.get("series", "") for row in rows for entry in row.entries if entry.get("series")})
+    # A series is its name as its notes write it, in any case ("pytest 8.3", "Pytest 4.0"): its most used spelling.
+    spellings = Counter(entry.series for entry in calendar if entry.series) + Counter(
+        str(entry["series"]) for row in rows for entry in row.entries if entry.get("series"))
+    spelled: dict[str, str] = {}
+    for name, _count in spellings.most_common():
+        spelled.setdefault(name.casefold(), name)
+    named = sorted(spelled.values())
     for row in rows:
-        own = [entry.get("series", "") for entry in row.entries if entry.get("how") == "title"]
+        # Its own page's series: its title's, else the one its release headings name most (a changelog).
+        own = [entry.get("series", "") for entry in row.entries if entry.get("how") == "title"] or [
+            name for name, _count in Counter(str(entry["series"]) for entry in row.entries
+                                             if entry.get("series")).most_common(1)]
         if own:
-            row.series = own[0]
+            row.series = spelled.get(own[0].casefold(), own[0])
         elif len(named) == 1:
-            row.series = named[0] if row.names.get(named[0]) or _in_a_series(row) else ""
+            row.series = named[0] if _uses(row, named[0]) or _in_a_series(row) else ""
         elif named:
-            counts = {name: row.names.get(name, 0) for name in named}
+            counts = {name: _uses(row, name) for name in named}
             best = max(counts.values())
             row.series = next(name for name in named if counts[name] == best) if best else ""
+    # A page that names no series, in an export of one series (one folder, format and way of dating), is of it: a
+    # project whose pages write its name in lowercase ("pytest") leaves no capitalised name to count.
+    companions: dict[tuple, set[str]] = defaultdict(set)
+    for row in rows:
+        if row.series:
+            companions[export_key(row)[1:]].add(row.series)
+    for row in rows:
+        if not row.series and len(found := companions.get(export_key(row)[1:], set())) == 1:
+            row.series = next(iter(found))
+
+
+def _uses(row: _Row, series: str) -> int:
+    """How often the row's page names the series, in any case."""
+    return sum(count for word, count in row.names.items() if word.casefold() == series.casefold())
 
 
 def _in_a_series(row: _Row) -> bool:
@@ -167,7 +194,7 @@ def _newest(versions: Iterable[str]) -> Version | None:
 def export_release(rows: list[_Row], calendar: list[CalendarEntry], series: str) -> ReleaseGuess | None:
     """The release one export documents, from its strongest evidence."""
     pages = _newest(entry.get("version", "") for row in rows for entry in row.entries
-                    if entry.get("series", "") in (series, ""))
+                    if str(entry.get("series", "")).casefold() in (series.casefold(), ""))
     mentioned = _newest(version for row in rows for version in row.mentioned)
     if pages is not None:
         agree = mentioned is None or series_label(str(mentioned)) == series_label(str(pages))
@@ -181,15 +208,17 @@ def export_release(rows: list[_Row], calendar: list[CalendarEntry], series: str)
     if mentioned is not None:
         line = series_label(str(mentioned))
         return ReleaseGuess(line, "directives", 0.6, f"newest 'new in' it mentions: {mentioned}", series)
-    newest = max((row.doc_date for row in rows if row.doc_date), default=None)
-    if newest is None or not any(_in_a_series(row) for row in rows):
+    if not any(row.doc_date for row in rows) or not any(_in_a_series(row) for row in rows):
         return None  # nothing ties it to a series: an e-mail, a spreadsheet
+    # Dates weighed by trust: a date its tool wrote into the file over a file time (a copy made today).
+    trusted = [row.doc_date for row in rows if row.doc_date and row.date_source in TRUSTED_DATE_SOURCES]
+    newest = max(trusted or [row.doc_date for row in rows if row.doc_date])
     later = [entry for entry in calendar if entry.date >= newest.replace(hour=0, minute=0, second=0, microsecond=0)
-             and (entry.series == series or not series) and not entry.version.is_prerelease]
+             and (entry.series.casefold() == series.casefold() or not series) and not entry.version.is_prerelease]
     if not later:
         return None
     release = min(later, key=lambda entry: (entry.date, entry.version))
-    return ReleaseGuess(str(release.version), "calendar", 0.4,
+    return ReleaseGuess(str(release.version), "calendar", 0.4 if trusted else 0.3,
                         f"dated {newest:%Y-%m-%d}; the next release of its series is {release.version}", series)
 
 
@@ -284,12 +313,16 @@ def _store(changes: dict[int, dict | None]) -> int:
     return len(changes)
 
 
-def workspace_releases_infer(*, workspace_id: int, dry_run: bool = False) -> dict[str, int]:
-    """Infer (again) the release of every active document of a workspace; a second run changes nothing."""
+def workspace_releases_infer(*, workspace_id: int, dry_run: bool = False,
+                             changed: list[int] | None = None) -> dict[str, int]:
+    """Infer (again) the release of every active document of a workspace; a second run changes nothing. The ids
+    whose release changed are added to `changed`: their families' order follows their release (rag.lineage)."""
     rows = _rows(workspace_id)
     changes = _decide(rows, release_calendar_entries(workspace_id=workspace_id))
     if not dry_run:
         _store(changes)
+        if changed is not None:
+            changed.extend(sorted(changes))
     inferred = Counter()
     for row in rows:
         release = changes[row.pk] if row.pk in changes else row.release

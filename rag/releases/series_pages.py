@@ -3,7 +3,8 @@
 A release-notes page names its release in its title and states its date in its first lines, in whatever form its
 project writes ("*April 11, 2022*", "Released 2023-09-30", "Release 7.4.7 (released Jul 20, 2024)", ":release-date:
 2024-01-01"); a changelog names each release in a heading and dates it there or right under it. Only those places
-count: a date further down is about something else. Stored with the document (metadata["release_entries"]), they
+count, or a date the notes call the release's in so many words ("Release date: 12 March 2024", "Released on ..."),
+and a table of releases with their dates. A release its notes call future is none. Stored with the document (metadata["release_entries"]), they
 are the workspace's release calendar (rag.releases.calendar).
 """
 
@@ -11,27 +12,36 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-
 from typing import TYPE_CHECKING
 
-from rag.dates import MONTH_NAMES, parse_loose_date
-from rag.releases.series import SERIES_TITLE, heading_release, mentioned_releases, series_of
+from rag.dates import parse_loose_date
+from rag.releases.order import parse_version
+from rag.releases.series import (
+    FUTURE, SERIES_TITLE, WRITTEN_DATE, SeriesRelease, heading_series_release, mentioned_releases, series_of,
+)
 
 if TYPE_CHECKING:  # what a parser hands over; releases sit below ingest and never load it
     from rag.parsers import ParsedDocument
 
 NAMES_KEPT = 12  # the capitalised words a page uses most: enough to tell which project's docs it is
 FIRST_LINES_CHARACTERS = 300  # where a page states its own release's date: under its title, before its text
-_WRITTEN_DATE = re.compile(
-    rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b"
-    rf"|\b(?:{MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
-    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTH_NAMES})\.?,?\s+\d{{4}}\b"
-    rf"|\b\d{{1,2}}\.\d{{1,2}}\.\d{{4}}\b", re.I)
+STATED_CHARACTERS = 1500  # how far down a release's notes may say "Release date: ..." in so many words
+# A date said to be the release's in so many words: "Release date: 12 March 2024", "Released on 2023-11-02",
+# ":release-date: 2024-01-01", "Date of release: ...".
+_STATED = re.compile(r"(?:\brelease[-_ ]?date|\breleased(?:\s+on)?|\bdate\s+of\s+(?:the\s+)?release)\s*[:\-\u2013\u2014]?\s*",
+                     re.I)
+_STATED_KEYS = ("release date", "release-date", "release_date", "released", "date of release")
+# Said under a release's heading: the release has not come out ("Not yet released", "Release date: TBD").
+_NOT_OUT = re.compile(r"\b(?:unreleased|not\s+(?:yet\s+)?released|in\s+development|release\s+date\W+(?:tbd|tba|unknown))\b",
+                      re.I)
+# A row of a table of releases, as any parser reads one back: "3.2 | 2024-03-12", "3.2: Release date: 2024-03-12."
+_TABLE_ROW = re.compile(r"^\W{0,3}(?:(?-i:[A-Z][\w.+-]*)\s+){0,2}v?(?P<version>\d+(?:\.\d+){1,3})(?![\w.]*\d)(?P<rest>.{0,80})$",
+                        re.I | re.M)
 
 
 def first_date(text: str) -> datetime | None:
     """The first date written in `text` that a person would read as one."""
-    for match in _WRITTEN_DATE.finditer(text):
+    for match in WRITTEN_DATE.finditer(text):
         found = parse_loose_date(match.group(0).replace(".", " ") if not match.group(0)[:1].isdigit()
                                  else match.group(0))
         if found is not None:
@@ -39,30 +49,79 @@ def first_date(text: str) -> datetime | None:
     return None
 
 
+def stated_date(text: str) -> datetime | None:
+    """The date `text` says its release came out on, in so many words ("Release date: 12 March 2024")."""
+    for match in _STATED.finditer(text[:STATED_CHARACTERS]):
+        if (found := first_date(text[match.end():match.end() + 40])) is not None:
+            return found
+    return None
+
+
+def _release_date(*texts: str) -> str:
+    """The release's date: stated in so many words under it, else the first date right under it."""
+    found = next((date for text in texts if (date := stated_date(text)) is not None), None) or next(
+        (date for text in texts if (date := first_date(text[:FIRST_LINES_CHARACTERS])) is not None), None)
+    return found.date().isoformat() if found else ""
+
+
+def _field_date(parsed: ParsedDocument) -> str:
+    """A release date in the page's fields (reST docinfo ":Release date: 12 March 2024", frontmatter)."""
+    fields = {str(key).casefold(): value for key, value in (parsed.metadata or {}).items()}
+    for key in _STATED_KEYS:
+        if isinstance(fields.get(key), str) and (found := first_date(fields[key]) or parse_loose_date(fields[key])):
+            return found.date().isoformat()
+    return ""
+
+
+def _table_entries(text: str, series: str) -> list[dict]:
+    """A table of releases with their dates (two rows at least): each row a release of the series."""
+    rows = []
+    for match in _TABLE_ROW.finditer(text):
+        date = first_date(match["rest"])
+        if date is None or FUTURE.search(match.group(0)) or parse_version(match["version"]) is None:
+            continue
+        rows.append({"series": series, "version": str(parse_version(match["version"])),
+                     "date": date.date().isoformat(), "how": "table"})
+    return rows if len(rows) >= 2 else []
+
+
 def release_entries(parsed: ParsedDocument) -> list[dict]:
-    """[{series, version, date, how}] for the page's own release (its title) and each release heading of a
-    changelog; date "" where the page states none near it."""
+    """[{series, version, date, how}] for the page's own release (its title), each release heading of a changelog
+    and each row of a table of releases; date "" where its notes state none. A release its notes call future
+    ("4.0 (unreleased)", "Release date: TBD") is none."""
     entries: list[dict] = []
     own = series_of(parsed.title)
     # Under the title, before any heading: a release heading's date below is that release's, not the page's.
     body = parsed.sections[0].text if parsed.sections and len(parsed.sections[0].heading_path) <= 1 else ""
-    if own is not None:
-        date = first_date(body[:FIRST_LINES_CHARACTERS])
-        entries.append({"series": own.series, "version": own.version, "date": date.date().isoformat() if date else "",
-                        "how": "title"})
+    # A title that is only a release ("NetworkX 3.4.2") with "Release date: ..." right under it: that release's notes.
+    if own is None and (titled := heading_series_release(parsed.title or "")) is not None and not titled.rest \
+            and stated_date(body[:FIRST_LINES_CHARACTERS]) is not None:
+        own = SeriesRelease(titled.series, titled.version)
+    if own is not None and not _NOT_OUT.search(body[:FIRST_LINES_CHARACTERS]):
+        entries.append({"series": own.series, "version": own.version,
+                        "date": _field_date(parsed) or _release_date(body), "how": "title"})
     series = own.series if own is not None else ""
-    headed = []
+    headed, tabled = [], []
     for section in parsed.sections:
-        found = heading_release(section.heading_path[-1]) if len(section.heading_path) >= 2 else None
-        if found is None or any(entry["version"] == found[0] for entry in [*entries, *headed]):
+        heading = section.heading_path[-1] if section.heading_path else ""
+        found = heading_series_release(heading) if len(section.heading_path) >= 2 or (
+            heading and heading != parsed.title) else None
+        in_notes = SERIES_TITLE.search(parsed.title or "") or any(
+            SERIES_TITLE.search(ancestor) for ancestor in section.heading_path[:-1])
+        if in_notes or (heading and SERIES_TITLE.search(heading)):
+            tabled += _table_entries(section.text, series)
+        if found is None or _NOT_OUT.search(section.text[:FIRST_LINES_CHARACTERS]) \
+                or any(entry["version"] == found.version for entry in [*entries, *headed]):
             continue
-        version, rest = found
-        date = first_date(rest) or first_date(section.text[:FIRST_LINES_CHARACTERS])
-        headed.append({"series": series, "version": version, "date": date.date().isoformat() if date else "",
-                       "how": "heading"})
-    # A changelog: its title says so, or it dates several releases in its headings ("2.1" alone is a section number).
-    if SERIES_TITLE.search(parsed.title or "") or sum(bool(entry["date"]) for entry in headed) >= 3:
-        entries.extend(headed)
+        headed.append({"series": found.series or series, "version": found.version,
+                       "date": _release_date(found.rest, section.text), "how": "heading", "in_notes": bool(in_notes)})
+    # A changelog: its title or a heading above says so, or it dates several releases in its headings ("2.1" alone
+    # is a section number).
+    several = sum(bool(entry["date"]) for entry in headed) >= 3
+    entries.extend({key: value for key, value in entry.items() if key != "in_notes"}
+                   for entry in headed if entry["in_notes"] or several)
+    known = {entry["version"] for entry in entries}
+    entries.extend(entry for entry in tabled if entry["version"] not in known and not known.add(entry["version"]))
     return entries
 
 
