@@ -353,8 +353,8 @@ def releases_settle(*, workspace_id: int, rebuild: bool, dry_run: bool = False) 
     changed: list[int] = []
     counts = workspace_releases_infer(workspace_id=workspace_id, dry_run=dry_run, changed=changed)
     if not dry_run:
-        for family_id in sorted(set(Document.objects.filter(pk__in=changed, family__isnull=False)
-                                    .values_list("family_id", flat=True))):
+        families = Document.objects.filter(pk__in=changed, family__isnull=False) if changed else Document.objects.none()
+        for family_id in sorted(set(families.values_list("family_id", flat=True))):
             family_refresh(family_id=family_id)
         contradictions_prune(workspace_id=workspace_id)
     return counts

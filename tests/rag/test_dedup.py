@@ -319,7 +319,7 @@ def test_the_steps_after_a_merge_run_in_one_order_from_every_caller(monkeypatch)
     steps: list[str] = []
     monkeypatch.setattr(merge, "calendar_rebuild", lambda *, workspace_id: steps.append("calendar"))
     monkeypatch.setattr(merge, "workspace_releases_infer",
-                        lambda *, workspace_id, dry_run: steps.append("dry run" if dry_run else "infer") or {})
+                        lambda *, workspace_id, dry_run, changed: steps.append("dry run" if dry_run else "infer") or {})
     monkeypatch.setattr(merge, "contradictions_prune", lambda *, workspace_id: steps.append("prune"))
     assert merge.releases_settle(workspace_id=1, rebuild=True) == {}
     assert steps == ["calendar", "infer", "prune"]
