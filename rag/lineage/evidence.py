@@ -29,6 +29,7 @@ from functools import cached_property
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from django.db.models import QuerySet
 
 from rag.facts import fact_differences
 from rag.releases import strip_versions, version_stem_key
@@ -102,7 +103,7 @@ MEMBER_FIELDS = ("id", "title", "path", "version_label", "version_key", "version
                  "is_latest_version", "copy_of_id", "lineage_note")
 
 
-def load_members(queryset) -> dict[int, Member]:
+def load_members(queryset: QuerySet[Document]) -> dict[int, Member]:
     """The active, indexed documents of a queryset, by id."""
     rows = queryset.filter(archived=False, status=Document.Status.INDEXED).values_list(*MEMBER_FIELDS)
     found = {}

@@ -27,6 +27,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -45,7 +46,7 @@ from rag.retrieval.canonical import collapse_to_canonicals, supersede_conflicts
 from rag.retrieval.details import attach_details, option_gate
 from rag.releases import VersionPlan, calendar_read_once, newest_release_pages, release_label, release_labels
 from rag.models import Chunk
-from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
+from rag.retrieval.filters import Scope, build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
 from rag.retrieval.neardup import collapse_near_duplicates
 from rag.retrieval.options import SearchFilters, SearchOptionError, SearchOptions
@@ -250,9 +251,10 @@ def _search(query: str, options: SearchOptions, clock: _Clock, reads: _QuestionR
 
 
 def _ranked_lists(
-    query: str, options: SearchOptions, scope, stats: dict[str, Any], clock: _Clock, reads: _QuestionReads
+    query: str, options: SearchOptions, scope: Scope, stats: dict[str, Any], clock: _Clock, reads: _QuestionReads
 ) -> tuple[list[float] | None, dict[str, list[int]]]:
     """The semantic and lexical candidate lists (chunk ids, best first) that the mode asks for."""
+    assert options.candidate_pool is not None  # `search` resolved the options: no setting is left None
     pool = max(options.candidate_pool, options.top_k)
     query_vector = None
     ranked: dict[str, list[int]] = {}
@@ -300,7 +302,7 @@ def _ranked_lists(
 
 
 def _subject_list(subjects: dict[str, list[int]], options: SearchOptions, query_vector: list[float], *,
-                  now) -> list[int]:
+                  now: datetime) -> list[int]:
     """The named subjects' own passages by closeness to the question, within the search's filters."""
     documents = {pk for ids in subjects.values() for pk in ids}
     if options.filters.document_ids:
@@ -309,13 +311,16 @@ def _subject_list(subjects: dict[str, list[int]], options: SearchOptions, query_
         return []
     scope = build_scope(workspace_id=options.workspace_id, now=now,
                         filters=replace(options.filters, document_ids=tuple(sorted(documents))))
+    assert options.candidate_pool is not None  # resolved
     pool = max(options.candidate_pool, options.top_k)
     return [chunk_id for chunk_id, _ in vectors.semantic_candidates(scope, query_vector, pool).rows]
 
 
 def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
-            scope_filters: SearchFilters, now, query_vector: list[float] | None) -> None:
+            scope_filters: SearchFilters, now: datetime, query_vector: list[float] | None) -> None:
     """Identifier heading boost, sentence rerank, doc-type boost, then recency for trend queries; best first."""
+    assert options.doc_type_boost is not None and options.recency_half_life_days is not None \
+        and options.recency_weight is not None  # resolved
     wanted = identifier_pattern(stats.get("identifiers") or ())
     if wanted and settings.IDENTIFIER_HEADING_BOOST != 1.0:
         for candidate in candidates:
@@ -352,7 +357,7 @@ def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, st
 
 
 def _present(candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
-             rows: dict[int, dict[str, Any]], now) -> list[_Candidate]:
+             rows: dict[int, dict[str, Any]], now: datetime) -> list[_Candidate]:
     """Superseded chunks give their slot to their newest counterpart; retired ones are demoted.
 
     The counterparts of the head came with the candidates (hydrate's `successors_of`); one further
@@ -396,6 +401,7 @@ def _collapse(candidates: list[_Candidate], options: SearchOptions, stats: dict[
         stats["variants_filtered"] = collapse.variants_filtered
         stats["canonical_hits"] = collapse.canonical_hits
     if options.dedup:
+        assert options.dedup_threshold is not None  # resolved
         candidates, stats["near_duplicates_removed"] = _collapse_near_duplicates(
             candidates, top_k=options.top_k, threshold=options.dedup_threshold
         )
