@@ -279,15 +279,16 @@ def _ensure_admin() -> str:
     return f"sign in as 'admin' with the password {password} (generated now and shown only this once: keep it)"
 
 
-def _wait_for_port(host: str, port: int, child: Child, timeout: float = 180) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and child.proc.poll() is None:
-        try:
-            with socket.create_connection((host if host != "0.0.0.0" else "127.0.0.1", port), timeout=1):
-                return True
-        except OSError:
-            time.sleep(0.3)
-    return False
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host if host != "0.0.0.0" else "127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+# A web server not listening by then gets a line saying it is still starting, not silence.
+WEB_PATIENCE_SECONDS = 60.0
 
 
 class JobReporter:
@@ -355,7 +356,8 @@ def main() -> int:
     _say(f"watcher: folder sources marked 'watch' also sync on file changes, log {_shown(logs / 'watcher.log')}")
     _say(f"scheduler: Celery beat, started again if it dies, log {_shown(logs / 'beat.log')}")
     web = next(child for child in children if child.name == "web")
-    if _wait_for_port(host, int(port), web):
+
+    def _web_ready() -> None:
         _say(f"web: 2 processes, access log {_shown(logs / 'access.log')}, errors {_shown(logs / 'web.log')}")
         _say(f"open http://{host}:{port}/ and {sign_in[0]}")
         for line in sign_in[1:]:
@@ -373,10 +375,19 @@ def main() -> int:
     exit_code = 0
     reporter = JobReporter()
     next_report = 0.0
+    # However long the web server takes to listen (its first start exports the encoder; a busy machine is slow),
+    # the sign-in lines are said once it does: the generated password is shown nowhere else.
+    web_ready, web_waited = False, False
     while not stopping:
         if (ended := children_supervise(children)) is not None:
             exit_code, stopping = ended, True
-        if time.monotonic() >= next_report:
+        elif not web_ready and _port_open(host, int(port)):
+            web_ready = True
+            _web_ready()
+        elif not web_ready and not web_waited and time.monotonic() - web.started_at > WEB_PATIENCE_SECONDS:
+            web_waited = True
+            _say(f"web: still starting (a first start prepares the encoder; log {_shown(logs / 'web.log')})")
+        if web_ready and time.monotonic() >= next_report:
             for line in reporter.lines():
                 _say(line)
             next_report = time.monotonic() + 2
