@@ -1,11 +1,15 @@
-"""Workspace.index_generation, set by triggers whenever what a search reads of the workspace changes.
+"""Workspace.index_generation, set anew whenever what a search reads of the workspace changes.
 
 Triggers, not calls in each write path: documents, chunks, records, lineage, the calendar and licenses are
 written by ingest, merges, dedup, lineage, release inference, admin edits, licensing and bulk SQL alike, and a
-path that forgets a bump would serve a stale cache. Each is one statement-level trigger per table and event
-(a transition table holds the changed rows), so a bulk insert of chunks costs one workspace update, not one per
-row. The value comes from a sequence, never from a count: a sequence is not rolled back, so a generation seen
-inside a transaction that rolls back, or a workspace row created again after a flush, never names other data.
+path that forgets a bump would serve a stale cache. One statement-level trigger per table and event (a
+transition table holds the changed rows) notes the workspace in `rag_index_generation_pending`, once per
+transaction; a deferred trigger on that note sets the generation at commit, in the same transaction as the
+change. At commit, not at the first write: the workspace row is locked only for the commit's last moment, so
+two workers writing one workspace neither queue behind each other for a whole transaction nor deadlock with the
+merge's advisory lock. Until then the transaction's own note (invisible to every other) tells rag.index_cache
+that its reads must not be kept. The value comes from a sequence, never from a count: a workspace row made
+again after a flush never names other data.
 """
 
 from django.db import migrations, models
@@ -37,26 +41,46 @@ END $$;
 CREATE TRIGGER rag_index_generation_keep BEFORE INSERT OR UPDATE ON rag_workspace
     FOR EACH ROW EXECUTE FUNCTION rag_index_generation_keep();
 
-CREATE FUNCTION rag_index_generation_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Rows live only inside the transaction that wrote them: unlogged, keyed by transaction so that two never wait.
+CREATE UNLOGGED TABLE rag_index_generation_pending (
+    workspace_id bigint NOT NULL,
+    xact xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    PRIMARY KEY (workspace_id, xact)
+);
+
+CREATE FUNCTION rag_index_generation_note() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_ARGV[0] = 'record' THEN
-        UPDATE rag_workspace SET index_generation = nextval('rag_index_generation')
-        WHERE id IN (SELECT r.workspace_id FROM changed JOIN rag_canonicalrecord r ON r.id = changed.record_id);
+        INSERT INTO rag_index_generation_pending (workspace_id)
+        SELECT DISTINCT r.workspace_id FROM changed JOIN rag_canonicalrecord r ON r.id = changed.record_id
+        ON CONFLICT DO NOTHING;
     ELSIF TG_ARGV[0] = 'source' THEN
-        UPDATE rag_workspace SET index_generation = nextval('rag_index_generation')
-        WHERE id IN (SELECT s.workspace_id FROM changed JOIN rag_source s ON s.id = changed.source_id);
+        INSERT INTO rag_index_generation_pending (workspace_id)
+        SELECT DISTINCT s.workspace_id FROM changed JOIN rag_source s ON s.id = changed.source_id
+        ON CONFLICT DO NOTHING;
     ELSE
-        UPDATE rag_workspace SET index_generation = nextval('rag_index_generation')
-        WHERE id IN (SELECT workspace_id FROM changed);
+        INSERT INTO rag_index_generation_pending (workspace_id)
+        SELECT DISTINCT workspace_id FROM changed ON CONFLICT DO NOTHING;
     END IF;
     RETURN NULL;
 END $$;
+
+CREATE FUNCTION rag_index_generation_set() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE rag_workspace SET index_generation = nextval('rag_index_generation') WHERE id = NEW.workspace_id;
+    DELETE FROM rag_index_generation_pending WHERE workspace_id = NEW.workspace_id AND xact = NEW.xact;
+    RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER rag_index_generation_set AFTER INSERT ON rag_index_generation_pending
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rag_index_generation_set();
 """
 
 DROP_FUNCTIONS = """
+DROP TABLE rag_index_generation_pending;
+DROP FUNCTION rag_index_generation_set();
+DROP FUNCTION rag_index_generation_note();
 DROP TRIGGER rag_index_generation_keep ON rag_workspace;
 DROP FUNCTION rag_index_generation_keep();
-DROP FUNCTION rag_index_generation_bump();
 DROP SEQUENCE rag_index_generation;
 """
 
@@ -67,7 +91,7 @@ def _triggers() -> tuple[str, str]:
         for event, rows in EVENTS:
             name = f"{table}_generation_{event.lower()}"
             create.append(f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {rows} TABLE AS changed "
-                          f"FOR EACH STATEMENT EXECUTE FUNCTION rag_index_generation_bump('{how}');")
+                          f"FOR EACH STATEMENT EXECUTE FUNCTION rag_index_generation_note('{how}');")
             drop.append(f"DROP TRIGGER {name} ON {table};")
     return "\n".join(create), "\n".join(drop)
 

@@ -15,7 +15,7 @@ import re
 from django.db import connection
 
 from rag.index_cache import index_cached
-from rag.models import Chunk, Document, QueryExpansion
+from rag.models import Chunk, QueryExpansion
 
 
 def expansions_for(question: str, *, workspace_id: int) -> list[str]:

@@ -1,21 +1,24 @@
 """What a question reads again is kept per workspace generation (rag.index_cache, issue 52 item 2): every change
-to documents, chunks, merges, lineage, the calendar, the dictionary or licenses sets a new generation in the
-same transaction (triggers), so the search right after a change reads it, never a kept copy."""
+to documents, chunks, merges, lineage, the calendar, the dictionary or licenses sets a new generation when its
+transaction commits (triggers), so the search right after a change reads it, never a kept copy. Transactional
+tests: a generation is set at commit."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
-from rag.index_cache import index_generation
+from rag.index_cache import generation_read_once, index_generation
 from rag.models import Chunk, Document, DocumentFamily, QueryExpansion, Release, Workspace
 from rag.releases import version_key
-from rag.releases.calendar import calendar_update
+from rag.releases.calendar import calendar_update, release_calendar, release_calendar_entries
 from rag.retrieval import search
 from tests.rag.retrieval_helpers import add_document, chunk_of, license_workspace, make_record, options
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the seeded license tiers stay
 
 
 def _generation(workspace) -> int:
@@ -105,3 +108,28 @@ def test_a_search_sees_a_merge_a_license_and_the_dictionary_right_after_them(wor
     assert search("When is the hawser checked?", options(workspace, top_k=5)).stats["expansions"] == []
     QueryExpansion.objects.create(workspace=workspace, term="hawser", expansions="anchor chains")
     assert search("When is the hawser checked?", options(workspace, top_k=5)).stats["expansions"] == ["anchor chains"]
+
+
+def test_the_calendar_is_read_once_until_the_workspace_changes(workspace):
+    _release_notes(workspace, "1.0", "2024-01-10")
+    assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["1.0"]
+    with CaptureQueriesContext(connection) as queries, generation_read_once():  # as within one search
+        assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["1.0"]
+        assert [str(e.version) for e in release_calendar_entries(workspace_id=workspace.pk)] == ["1.0"]
+    assert len(queries) == 1  # the workspace's generation, nothing else
+    Release.objects.create(workspace=workspace, series="Harbor", version="1.0", version_key="1", hidden=True,
+                           source=Release.Source.STAFF)
+    assert release_calendar(workspace_id=workspace.pk) == []  # the next read sees the staff row
+
+
+def test_a_transaction_reads_its_own_change_and_keeps_nothing_of_it_for_others(workspace):
+    _release_notes(workspace, "1.0", "2024-01-10")
+    before = _generation(workspace)
+    assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["1.0"]  # kept for this generation
+    with transaction.atomic():
+        _release_notes(workspace, "1.1", "2024-06-10")
+        assert _generation(workspace) == before  # set at commit
+        assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["1.0", "1.1"]
+        transaction.set_rollback(True)
+    assert _generation(workspace) == before
+    assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["1.0"]  # never the rolled-back read
