@@ -33,15 +33,24 @@ def _version_labels(workspace_id: int) -> list[str]:
 def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | None = None) -> set[int]:
     """Active documents as a reader saw them at `version` (or `date`): the family member current then, and
     every document outside a family that existed then (no label or date counts as always there). Worked out
-    once per change of the workspace, from its documents read once."""
-    return set(index_cached("documents as of", workspace_id=workspace_id, key=(version, date), compute=lambda: frozenset(
-        _current_then(index_cached("scope rows", workspace_id=workspace_id, compute=lambda: _scope_rows(workspace_id)),
-                      workspace_id=workspace_id, version=version, date=date))))
+    once per change of the workspace."""
+    return documents_as_of_each(workspace_id=workspace_id, versions=(version,), date=date)[version]
 
 
-def documents_as_of_each(*, workspace_id: int, versions: Sequence[str]) -> dict[str, set[int]]:
-    """`documents_as_of` at each version (the two sides of a change question)."""
-    return {version: documents_as_of(workspace_id=workspace_id, version=version) for version in versions}
+def documents_as_of_each(*, workspace_id: int, versions: Sequence[str], date: datetime | None = None) \
+        -> dict[str, set[int]]:
+    """`documents_as_of` at each version, the workspace's documents read at most once (the two sides of a change
+    question)."""
+    rows: list[list[tuple]] = []
+
+    def current_then(version: str) -> frozenset[int]:
+        if not rows:
+            rows.append(index_cached("scope rows", workspace_id=workspace_id, compute=lambda: _scope_rows(workspace_id)))
+        return frozenset(_current_then(rows[0], workspace_id=workspace_id, version=version, date=date))
+
+    return {version: set(index_cached("documents as of", workspace_id=workspace_id, key=(version, date),
+                                      compute=lambda version=version: current_then(version)))
+            for version in versions}
 
 
 def _scope_rows(workspace_id: int) -> list[tuple]:
