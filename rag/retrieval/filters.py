@@ -23,7 +23,9 @@ from datetime import datetime
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Lookup, QuerySet
+from django.db.models.sql.compiler import SQLCompiler
 
 from rag.index_cache import index_cached
 from rag.models import Chunk, Document
@@ -39,7 +41,7 @@ class _AnyOf(Lookup):
     lookup_name = "any_of"
     prepare_rhs = False
 
-    def as_sql(self, compiler, connection) -> tuple[str, list]:  # noqa: ANN001 - Django's lookup API
+    def as_sql(self, compiler: SQLCompiler, connection: BaseDatabaseWrapper) -> tuple[str, list]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         return f"{lhs} = ANY(%s::bigint[])", [*lhs_params, [int(pk) for pk in self.rhs]]
 
