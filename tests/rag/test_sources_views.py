@@ -7,10 +7,12 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from rag.models import Source
+from rag.sources.selectors import sync_queued_key
 from rag.sources.services import source_add, sources_due
 from rag.sources.tasks import sync_due_sources, sync_source
 from tests.rag.source_support import GitRepo, sync_here
@@ -31,8 +33,13 @@ def test_members_see_their_sources_and_sync_them_now(logged_in_client, workspace
     other = source_add(workspace=WorkspaceFactory(), name="not-yours", kind="folder", location=str(share))
     page = logged_in_client.get("/documents/sources/")
     assert page.status_code == 200 and b"share" in page.content and b"not-yours" not in page.content
-    assert b"never synced" in page.content and b"Staff add sources" in page.content
+    assert b"sync queued" in page.content and b"Staff add sources" in page.content  # its first sync, on adding
+    assert b'hx-trigger="every 2s"' in page.content  # the table asks again until the sync is done
     assert str(share).encode() not in page.content  # where on the server: for staff
+    assert b"already queued" in logged_in_client.post(f"/documents/sources/{source.pk}/sync/", follow=True).content
+    cache.delete(sync_queued_key(source.pk))  # as a worker does when it starts that sync
+    page = logged_in_client.get("/documents/sources/")
+    assert b"never synced" in page.content and b'hx-trigger="every 2s"' not in page.content
 
     with django_capture_on_commit_callbacks(execute=False):
         response = logged_in_client.post(f"/documents/sources/{source.pk}/sync/")
@@ -89,6 +96,7 @@ def test_the_schedule_syncs_what_is_due_and_beat_runs_it(workspace, share, djang
 def test_admin_lists_sources_and_syncs_them(staff_client, staff_user, workspace, share,
                                             django_capture_on_commit_callbacks, monkeypatch):
     source = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    cache.delete(sync_queued_key(source.pk))  # its first sync taken by a worker, not yet started
     assert b"never synced" in staff_client.get("/admin/rag/source/").content
     sent = []
     monkeypatch.setattr("rag.sources.services.task_send", lambda name, *ids: sent.append(ids))
@@ -122,7 +130,7 @@ def test_a_sources_jobs_are_named_for_it_and_a_git_jobs_copies_say_which_tag(sta
     added = staff_client.post("/documents/sources/", {"name": "handbook", "kind": "folder", "location": str(share),
                                                       "every_minutes": "0"}, follow=True)
     said = added.content.decode()
-    assert "wait for its schedule" not in said and "only when someone does" in said
+    assert "first sync is queued, then when someone presses Sync now" in said
     folder = Source.objects.get(name="handbook")
     job = sync_here(folder.pk)
     assert job.description == "handbook (folder)"  # not the folder's last name ("share")
@@ -139,3 +147,31 @@ def test_a_sources_jobs_are_named_for_it_and_a_git_jobs_copies_say_which_tag(sta
             if "docs/settings.md" in row]
     badges = sorted(re.search(r'<span class="badge" title="[^"]*">([^<]+)</span>', row).group(1) for row in rows)
     assert badges == ["branch head", "v1.0", "v2.0"]  # each copy of the one path says which it is
+
+
+def test_adding_a_source_queues_its_first_sync_whatever_its_schedule(staff_client, staff_user, workspace, share,
+                                                                     django_capture_on_commit_callbacks, monkeypatch):
+    workspace.members.add(staff_user)
+    sent = []
+    monkeypatch.setattr("rag.sources.services.task_send", lambda name, *ids: sent.append((name, *ids)))
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post("/documents/sources/", {"name": "manual", "kind": "folder", "location": str(share),
+                                                  "every_minutes": "0"})
+    source = Source.objects.get(name="manual")
+    assert sent == [(sync_source.name, source.pk, staff_user.pk)]  # on demand, and read once on adding all the same
+
+
+def test_sync_now_and_the_tables_polling_answer_with_the_table_alone(logged_in_client, workspace, share,
+                                                                    django_capture_on_commit_callbacks):
+    source = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    cache.delete(sync_queued_key(source.pk))
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    with django_capture_on_commit_callbacks(execute=False):
+        pressed = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", **htmx).content.decode()
+    assert pressed.lstrip().startswith('<div id="source-table"') and "<h1>" not in pressed
+    assert 'hx-trigger="every 2s"' in pressed and "sync queued" in pressed
+    again = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", **htmx).content.decode()
+    assert 'role="alert"' in again and "already queued" in again
+    sync_here(source.pk)  # the worker's sync, done
+    polled = logged_in_client.get("/documents/sources/", **htmx).content.decode()
+    assert "1 indexed" in polled and "hx-trigger" not in polled  # done: the table stops asking
