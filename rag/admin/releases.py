@@ -68,7 +68,8 @@ class ReleaseAdmin(admin.ModelAdmin):
         return [*self.readonly_fields, "workspace"] if obj else self.readonly_fields
 
     def get_changelist_instance(self, request: HttpRequest):  # noqa: ANN201 - Django's ChangeList
-        # The series as shown: its best-cased form among the workspace's rows, read once per page.
+        # The series as shown: its best-cased form among all rows, read once per page (a page served meanwhile in
+        # another thread reads the same names, or names a moment older).
         self._series_shown = best_cased(Release.objects.exclude(series="").values_list("series", flat=True))
         return super().get_changelist_instance(request)
 

@@ -23,6 +23,7 @@ from datetime import datetime, time as dt_time
 from datetime import UTC
 from functools import lru_cache
 
+from django.db import connection, transaction
 from django.db.models import Min, Q
 from packaging.version import Version
 
@@ -44,6 +45,8 @@ FILE_DATE = "the page's date"
 # A release line no series page names, known from its documents' labels (the demo's 2.0: five pages labelled 2.0,
 # no 2.0 notes) and dated by the earliest of them; any page or staff row of the line outranks it.
 LABELLED = "its documents"
+# pg_advisory_xact_lock(namespace, workspace_id) while a workspace's LABELLED rows are written again.
+_LABELLED_LOCK = 0x4C41424C  # "LABL"
 
 
 def _moment(day: date_type) -> datetime:
@@ -86,6 +89,13 @@ def labelled_lines_refresh(*, workspace_id: int) -> int:
     """The release lines the documents' labels name and no page or staff row dates, one row each dated by the
     line's earliest document: without them the calendar (and the admin's view of it) missed a release every
     "Answer as of" menu offers, and "the earliest release" named a later one. Returns how many rows."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:  # two merges of one workspace finishing together: one refresh at a time
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LABELLED_LOCK, workspace_id])
+        return _labelled_lines_write(workspace_id)
+
+
+def _labelled_lines_write(workspace_id: int) -> int:
     Release.objects.filter(workspace_id=workspace_id, how=LABELLED).delete()
     named = list(Release.objects.filter(Q(source=Release.Source.STAFF) | Q(document__archived=False),
                                         workspace_id=workspace_id).values_list("series", "version"))
