@@ -14,8 +14,7 @@ from django.utils.html import format_html
 from django.db.models import QuerySet
 
 from rag.dedup import releases_settle
-from rag.releases import parse_version, version_key
-from rag.releases.calendar import best_cased
+from rag.releases import best_cased, parse_version, version_key
 from rag.models import Release
 
 

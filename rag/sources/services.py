@@ -125,32 +125,36 @@ def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> Ind
     a sync is not started while the previous one's job is still running.
     """
     failure = ""
-    cache.delete(sync_queued_key(source_id))  # whoever asked is served by this sync
-    with transaction.atomic():
-        source = Source.objects.select_for_update(of=("self",)).select_related("workspace", "last_job") \
-            .filter(pk=source_id).first()
-        if source is None:
-            raise SourceError(f"no source {source_id}")
-        if source.last_job is not None and source.last_job.finished_at is None:
-            raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
-        now = timezone.now()
-        try:
-            with transaction.atomic():  # a savepoint: a sync that cannot start leaves nothing half-written
-                place_check(kind=source.kind, location=source.location)  # settings or links may have moved since
-                if source.kind == Source.Kind.GIT:
-                    job, changes = git_sync_job(source=source, enqueue=enqueue, created_by=created_by)
-                else:
-                    job, changes = folder_sync_job(source=source, enqueue=enqueue, created_by=created_by)
-        except (SourcePaused, GitSourceError, LocationRefused) as exc:
-            reason, paused = str(exc), isinstance(exc, SourcePaused)
-            Source.objects.filter(pk=source.pk).update(
-                last_sync_at=now, last_error=reason[:2000], paused_reason=reason[:500] if paused else "")
-            logger.warning("source sync not started", extra={"source_id": source.pk, "reason": reason})
-            failure = reason
-        else:
-            source.last_sync_at, source.last_job, source.last_changes = now, job, changes
-            source.last_error = source.paused_reason = ""
-            source.save(update_fields=["last_sync_at", "last_job", "last_changes", "last_error", "paused_reason"])
+    try:
+        with transaction.atomic():
+            source = Source.objects.select_for_update(of=("self",)).select_related("workspace", "last_job") \
+                .filter(pk=source_id).first()
+            if source is None:
+                raise SourceError(f"no source {source_id}")
+            if source.last_job is not None and source.last_job.finished_at is None:
+                raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
+            now = timezone.now()
+            try:
+                with transaction.atomic():  # a savepoint: a sync that cannot start leaves nothing half-written
+                    place_check(kind=source.kind, location=source.location)  # settings or links may have moved since
+                    if source.kind == Source.Kind.GIT:
+                        job, changes = git_sync_job(source=source, enqueue=enqueue, created_by=created_by)
+                    else:
+                        job, changes = folder_sync_job(source=source, enqueue=enqueue, created_by=created_by)
+            except (SourcePaused, GitSourceError, LocationRefused) as exc:
+                reason, paused = str(exc), isinstance(exc, SourcePaused)
+                Source.objects.filter(pk=source.pk).update(
+                    last_sync_at=now, last_error=reason[:2000], paused_reason=reason[:500] if paused else "")
+                logger.warning("source sync not started", extra={"source_id": source.pk, "reason": reason})
+                failure = reason
+            else:
+                source.last_sync_at, source.last_job, source.last_changes = now, job, changes
+                source.last_error = source.paused_reason = ""
+                source.save(update_fields=["last_sync_at", "last_job", "last_changes", "last_error", "paused_reason"])
+    finally:
+        # Whoever asked is served by this sync. Cleared once its job (or its reason) is committed: a page polling
+        # in between sees "queued" or the job, never "never synced" (and stopped polling).
+        cache.delete(sync_queued_key(source_id))
     if failure:
         raise SourceError(failure)  # outside the transaction, which keeps the reason recorded above
     logger.info("source sync started", extra={"source_id": source.pk, "job_id": job.pk, **_flat(changes)})
