@@ -376,12 +376,13 @@ def _quoted(text: str) -> str:
     return text.rstrip().rstrip(".")
 
 
-def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = "") -> Extract:
+def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = "", as_of_said: str = "") -> Extract:
     """The best 1-3 statements, best first, one [N] per source; where versions disagree the current
     statement leads and one line names the older one. Below the relevance floor: an abstention.
 
     For a question about one release (`as_of`, the search already scoped to it) that release's
-    statements are what is asked for: no newer version replaces them.
+    statements are what is asked for: no newer version replaces them; the answer is headed with `as_of_said`
+    ("In 2.1 (2.1.2):"), else `as_of`.
     """
     units = answer_units(results, examples=question_kind(question) == "steps")
     if not units:
@@ -420,7 +421,7 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
     lines = [f"{subject_said(getattr(unit.result, 'subject', ''), row_for_release(unit.text, release))} "
              f"[{cite(unit, 'answer', unit.result_rank + 1)}]" for unit in statements]
     if lines and release:
-        lines[0] = version_said(as_of, lines[0])
+        lines[0] = version_said(as_of_said or as_of, lines[0])
     if notes:
         # One clean line: the most recent older statement that differs from the current one.
         older, _newer = max(notes, key=lambda pair: _date_key(pair[0].result.doc_date))
