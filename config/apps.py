@@ -9,4 +9,5 @@ class DocentConfig(AppConfig):
     verbose_name = "Docent processes"
 
     def ready(self) -> None:
-        from config import checks  # noqa: F401 - registers the check; import here: it reads the settings
+        # import here: registering the check needs Django's checks framework, ready once the apps are.
+        from config import checks  # noqa: F401 - imported for its @register
