@@ -71,7 +71,8 @@ def secret_key_missing(configuration: Configuration) -> str | None:
 
 
 def data_dir_problem(folder: Path) -> str | None:
-    """Why DATA_DIR could not be used, found without creating it: a probe in it, or in its nearest existing parent."""
+    """Why DATA_DIR could not be used, found without creating it: a probe in it, or in its nearest existing parent,
+    removed at once (`manage.py check`)."""
     existing = next(parent for parent in (folder, *folder.parents) if parent.exists())
     try:
         if existing == folder:

@@ -17,7 +17,6 @@ import environ
 from config.configuration import (
     configuration_read,
     data_dir,
-    data_dir_problem,
     instance_serves_network,
     kept_secret_key,
     secret_key_missing,
@@ -46,8 +45,8 @@ SECRET_KEY = kept_secret_key(_config)
 HTTPS = _config.DOCENT_HTTPS if _config.DOCENT_HTTPS is not None else SERVES_NETWORK and not _config.DEBUG
 # Where people open Docent: the `url` of `search --json` results (the API answers with the address it was asked on).
 PUBLIC_URL = _config.DOCENT_PUBLIC_URL.rstrip("/") or f"http://{_config.DOCENT_HOST}:{_config.DOCENT_PORT}"
-# What `manage.py check` reports (config/checks.py), each line naming its variable.
-CONFIGURATION_PROBLEMS = [*_problems, *filter(None, [secret_key_missing(_config), data_dir_problem(DATA_DIR)])]
+# What `manage.py check` reports (config/checks.py, which adds a DATA_DIR it cannot write), each naming its variable.
+CONFIGURATION_PROBLEMS = [*_problems, *filter(None, [secret_key_missing(_config)])]
 
 # --- services ----------------------------------------------------------------
 # The embedded server's cache: the HNSW index must stay in it for kNN to stay fast (100k
