@@ -25,6 +25,7 @@ from config.variables import ServiceVariables
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_KEY_FILE = "secret_key"
+STATIC_FOLDER = "staticfiles"  # STATIC_ROOT, inside DATA_DIR
 
 
 class Configuration(ServiceVariables, TuningVariables):
@@ -111,11 +112,13 @@ def configuration_sound() -> Configuration:
 
 
 def first_start() -> Configuration:
-    """Before a process serves or works: the configuration sound, DATA_DIR there and writable, this machine's
-    secret key made (once, `make run`: sessions survive restarts); else one line and exit status 2."""
+    """Before a process serves or works: the configuration sound, DATA_DIR there and writable with its static
+    folder (WhiteNoise reads it as the web server starts), this machine's secret key made (once, `make run`:
+    sessions survive restarts); else one line and exit status 2."""
     configuration = configuration_sound()
     try:
         ensure_data_dir(data_dir(configuration))
+        (data_dir(configuration) / STATIC_FOLDER).mkdir(exist_ok=True)
     except ServiceError as exc:
         sys.stderr.write(f"docent: configuration error: {exc}\n")
         raise SystemExit(2) from None

@@ -15,6 +15,7 @@ from pathlib import Path
 import environ
 
 from config.configuration import (
+    STATIC_FOLDER,
     configuration_read,
     data_dir,
     instance_serves_network,
@@ -149,7 +150,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT = DATA_DIR / STATIC_FOLDER
 MEDIA_ROOT = DATA_DIR / "uploads"
 # Files Docent keeps and hands to workers (uploads, zip members): Django's storage API, read through rag.storage.
 # Default: DATA_DIR/uploads on this machine. STORAGE_URL=s3://bucket/prefix: any S3-compatible store, so web and
