@@ -21,8 +21,10 @@ def django_setup(*, encoder: str = "minilm", data_dir: Path | None = None) -> No
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
+    from config.configuration import first_start
     from config.embedded import services_start
 
+    first_start()  # DATA_DIR and its kept secret key (sign-ins), before the settings are read
     services_start()
     django.setup()
     from django.core.management import call_command
