@@ -167,3 +167,22 @@ def test_an_entry_with_two_names_keeps_its_options_as_fields_not_text(db):
     texts = [unit.text for unit in _units(entry)]
     assert texts[0].startswith("copyright, project_copyright: Default: ''; Type: str | Sequence[str].")
     assert not any(raw_markup(_answer(text)) for text in texts)
+
+
+def test_a_body_field_list_and_a_table_row_are_records_with_their_names(db):
+    # An API page's field list (autodoc's `:param x:`) and a settings table: each value read with what it is of.
+    reference = ("Broker connections\n==================\n\nConnect to the broker and return the connection.\n\n"
+                 ":param connect_timeout: Seconds to wait for the broker.\n    Default: 4.\n"
+                 ":param max_retries: How many times to reconnect. Default: 100.\n:returns: The open connection.\n\n"
+                 "=====================  ========  ==========================\n"
+                 "Setting                Default   Meaning\n"
+                 "=====================  ========  ==========================\n"
+                 "``worker_prefetch``    ``4``     Tasks reserved per process.\n"
+                 "``result_expires``     ``1d``    How long results are kept.\n"
+                 "=====================  ========  ==========================\n")
+    texts = [unit.text for unit in _units(reference)]
+    assert "connect_timeout: Seconds to wait for the broker. Default: 4." in texts
+    assert "max_retries: How many times to reconnect. Default: 100." in texts
+    assert "result_expires: Default: 1d; Meaning: How long results are kept." in texts
+    assert not any(raw_markup(_answer(text)) for text in texts)
+
