@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.answer_ranker import heading_only, pointer, ranker_score, unit_features
+from chat.answer_ranker import about_the_document, heading_only, pointer, ranker_score, unit_features
 from chat.citations import citation_for
 from chat.questions import answering_power, asked_value_kind, question_kind
 from chat.releases import row_for_release, subject_said, version_said, without_subjects
@@ -134,7 +134,8 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
     for unit, unit_vector, words in zip(units, unit_vectors, unit_words):
         unit.vector = list(unit_vector)
         unit.cosine = cosine(vector, unit_vector)
-        rare = sum(weight for term, weight in weights.items() if term in words) / total
+        unit.asked_terms = {term: weight for term, weight in weights.items() if term in words}
+        rare = sum(unit.asked_terms.values()) / total
         unit.relevance = 0.7 * unit.cosine + 0.3 * rare + 0.03 / (1 + unit.result_rank)
         unit.power = answering_power(kind, unit.text, unit.kind, new_words=len(words - terms), subject=rare)
         release = _release_against(unit.result, as_of)
@@ -143,7 +144,10 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
             sentence_index=unit.sentence_index, result_rank=unit.result_rank, cosine=unit.cosine, rare=rare,
             power=unit.power, terms=terms, words=words, asked=asked, release=release,
             stale=not as_of and _is_stale(unit.result))
-        unit.evasive = learned and (heading_only(unit.text) and unit.kind != "item" or pointer(unit.text))
+        # A page's scope ("This reference covers ... 3.0.") answers only which release a page is of: asked
+        # that, of no release named, it may lead; otherwise it is filler, the more so for a question naming the release.
+        unit.evasive = learned and (heading_only(unit.text) and unit.kind != "item" or pointer(unit.text)) \
+            or about_the_document(unit.text) and (asked != "version" or bool(as_of))
         unit.score = ranker_score(unit.features) if learned else \
             unit.relevance + settings.ANSWER_POWER_WEIGHT * unit.power
         factor = 1.0
@@ -156,6 +160,12 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
             factor = min(factor, settings.ANSWER_STALE_FACTOR)  # an older release's notes answer neither
         unit.relevance *= factor
         unit.score *= factor
+
+
+def _same_subject(lead: Unit, unit: Unit) -> bool:
+    """A further statement is about what the lead answers: it holds one of the question's words the lead holds
+    ("Kubernetes liveness probe": "The 3.0 chart requires Kubernetes 1.28" shares none with a lead on the probe)."""
+    return not lead.asked_terms or any(term in unit.asked_terms for term in lead.asked_terms)
 
 
 def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
@@ -173,8 +183,8 @@ def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     for unit in ranked:
         if len(picked) >= limit:
             break
-        if unit.score < floor:
-            continue
+        if unit.score < floor or picked and (unit.evasive or not _same_subject(picked[0], unit)):
+            continue  # a heading, a pointer, a page's scope or another subject's statement never follows the answer
         if unit.relevance < settings.ANSWER_RELEVANCE_FLOOR:
             continue
         words = content_words(unit.text)

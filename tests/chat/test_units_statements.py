@@ -186,3 +186,26 @@ def test_a_body_field_list_and_a_table_row_are_records_with_their_names(db):
     assert "result_expires: Default: 1d; Meaning: How long results are kept." in texts
     assert not any(raw_markup(_answer(text)) for text in texts)
 
+
+def _scored(text: str, n: int, score: float, terms: dict[str, float], *, evasive: bool = False):
+    from chat.units import Unit
+
+    found = SimpleNamespace(chunk_id=n, document_id=n, heading_path="Deployment", text=text)
+    return Unit(n, found, (0,), text, "sentence", score=score, relevance=0.6, power=1.0, evasive=evasive,
+                asked_terms=terms)
+
+
+def test_a_further_statement_is_about_what_the_lead_answers_and_never_a_page_s_scope(db):
+    from chat.answer_ranker import about_the_document
+    from chat.extractive import _pick
+
+    # "What path should the Kubernetes liveness probe call?"
+    lead = _scored("Point the liveness probe at /healthz on the admin port.", 1, 0.95, {"liveness": 2.0, "probe": 1.5})
+    same = _scored("The readiness probe calls /readyz; /healthz only says the process runs.", 2, 0.9, {"probe": 1.5})
+    other = _scored("The Helm chart requires Kubernetes 1.28 or newer.", 3, 0.9, {"kubernetes": 1.0})
+    scope = _scored("This guide covers running the gateway 4.2 on Kubernetes: probes, storage and upgrades.", 4, 0.93,
+                    {"kubernetes": 1.0, "probe": 1.5}, evasive=True)
+    assert [unit.text for unit in _pick([other, scope, same, lead], limit=3)] == [lead.text, same.text]
+    assert about_the_document("This documentation covers version 1.3.")
+    assert about_the_document("Applies to Lumen Gateway 3.0.x and replaces the 2.0 overview.")
+    assert not about_the_document("This setting covers every route of the proxy.")
