@@ -102,14 +102,15 @@ def _older_notes(results: Sequence[Any], as_of: str) -> set[int]:
 
 
 def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "",
-                vectors: dict[str, Sequence[float]] | None = None, subjects: set[str] = frozenset()) -> None:
+                vectors: dict[str, Sequence[float]] | None = None, subjects: set[str] = frozenset(),
+                ranker: str = "") -> None:
     """Relevance, what the abstention floor reads: meaning (encoder cosine) and the question's rare terms, a little
     for the retrieval rank. The score that orders the units: the learned ranker's (chat.answer_ranker: does it
     state a value of the asked kind about the asked subject, in the asked release?), or with ANSWER_RANKER "hand"
     relevance plus answering power. Both are multiplied down for a superseded or retired passage, or, for a
     question about one release (`as_of`), for another release's. `vectors`: the units' vectors by text where the
     caller read them already; `subjects`: whom the question names (a sibling's subject): naming them is not
-    answering."""
+    answering; `ranker`: "hand" or "learned" whatever ANSWER_RANKER says."""
     if not units:
         return
     kind = kind or question_kind(question)
@@ -127,7 +128,7 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
     # A term few candidate statements contain says more about which one answers than a common one.
     weights = {term: math.log(1 + len(units) / (1 + sum(term in words for words in unit_words))) for term in terms}
     total = sum(weights.values()) or 1.0
-    learned = settings.ANSWER_RANKER != "hand"
+    learned = (ranker or settings.ANSWER_RANKER) != "hand"
     # A change question reads each release's own notes: none of them is stale there.
     older_notes = set() if kind == "change" else \
         _older_notes(list({id(unit.result): unit.result for unit in units}.values()), as_of)

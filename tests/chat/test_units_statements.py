@@ -209,3 +209,26 @@ def test_a_further_statement_is_about_what_the_lead_answers_and_never_a_page_s_s
     assert about_the_document("This documentation covers version 1.3.")
     assert about_the_document("Applies to Lumen Gateway 3.0.x and replaces the 2.0 overview.")
     assert not about_the_document("This setting covers every route of the proxy.")
+
+
+def test_a_change_is_one_entry_in_two_releases_never_two_different_statements(db, settings):
+    from chat.changes import _pair_score, both_releases_row
+    from chat.releases import row_for_release
+    from chat.units import Unit
+
+    def unit(text: str, document_id: int, relevance: float = 0.6) -> Unit:
+        found = SimpleNamespace(chunk_id=document_id, document_id=document_id, heading_path="Settings", text=text)
+        return Unit(0, found, (0,), text, "sentence", score=0.5, relevance=relevance, vector=[1.0, 0.0])
+
+    # Celery's docs in two releases: the same entry with another value is a change; a different sentence is not.
+    old = unit("worker_prefetch_multiplier: Default: 4. How many messages to prefetch at a time.", 1)
+    new = unit("worker_prefetch_multiplier: Default: 1. How many messages to prefetch at a time.", 2)
+    other = unit("Set broker_pool_limit to 10 connections when running more than 4 workers.", 3)
+    assert _pair_score(old, new) == 1.0 + settings.ANSWER_CHANGE_BONUS
+    assert _pair_score(other, new) == 1.0
+    # An upgrade guide's row giving both releases their value answers both sides of the change at once.
+    row = unit("CONN_MAX_AGE: 4.2 default: 0; 5.0 default: 60.", 4)
+    same = unit("DEBUG: 4.2 default: False; 5.0 default: False.", 5)
+    assert both_releases_row([old, same, row], "4.2", "5.0") is row
+    assert both_releases_row([same], "4.2", "5.0") is None  # the same value in both: no change
+    assert row_for_release(row.text, "4.2") == "CONN_MAX_AGE: default 0."
