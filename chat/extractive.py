@@ -28,13 +28,17 @@ from chat.releases import row_for_release, subject_said, version_said, without_s
 from rag import embeddings
 from rag.facts import fact_differences
 from rag.embeddings import embed_with_cache
-from rag.releases import heading_release, of_release, parse_version, version_in_series
+from rag.releases import asks_whats_new, heading_release, of_release, parse_version, version_in_series
 from rag.retrieval import subjects_named
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from chat.units import Unit, answer_units, content_words, cosine, has_term  # noqa: F401 - has_term: evaluation's
 
 NOTHING_FOUND = "I found nothing in this workspace's documents that answers that."
 ABSTAINED = "The documents in this workspace don't answer that."
+# A release notes section that says what a release brings ("Highlights", "What's new in 5.0", "Features added"):
+# where a "what's new" answer begins.
+_HIGHLIGHTS_SECTION = re.compile(r"\b(?:highlights|what(?:'s|’s|\s+is)\s+new|new\s+features|features(?:\s+added)?|"
+                                 r"major\s+(?:changes|features)|new\s+in\b)", re.I)
 
 
 @dataclass
@@ -212,6 +216,42 @@ def _steps(best: Unit, units: list[Unit]) -> Unit:
     indexes = tuple(dict.fromkeys([*best.indexes[:1 if led else 0], *(u.indexes[-1] for u in items)]))
     return Unit(best.result_rank, best.result, indexes, text, "steps", score=best.score, cosine=best.cosine,
                 relevance=best.relevance, power=best.power, vector=best.vector)
+
+
+def _highlights(question: str, units: list[Unit], as_of: str) -> Unit | None:
+    """A "what's new" answer: the highlights of the asked release's own notes (the newest release's for the
+    present), each item's first statement in the notes' order, as many as one answer holds; None when no notes'
+    highlights section is among the results."""
+    if not asks_whats_new(question):
+        return None
+    sections: dict[int, tuple[Any, list[Unit]]] = {}
+    for unit in units:
+        heading = (getattr(unit.result, "heading_path", "") or "").split(">")[-1]
+        # Each highlight is about itself, not the question's words: the answer's floor is met already.
+        if _HIGHLIGHTS_SECTION.search(heading) and notes_release(unit.result) and _release_against(unit.result, as_of) >= 0:
+            sections.setdefault(unit.result.chunk_id, (unit.result, []))[1].append(unit)
+    if not sections:
+        return None
+
+    def newest(section: tuple[Any, list[Unit]]) -> tuple:
+        version = parse_version(notes_release(section[0]))
+        return version is not None, version, -section[0].chunk_id
+
+    result, found = max(sections.values(), key=newest)
+    items: list[Unit] = []
+    for unit in sorted(found, key=lambda u: u.indexes):
+        if unit.evasive or any(set(unit.indexes) & set(item.indexes) for item in items):
+            continue  # an item's later sentences: its first one says what it is
+        if sum(len(item.text.split()) for item in [*items, unit]) > 2 * settings.ANSWER_UNIT_MAX_WORDS:
+            break
+        items.append(unit)
+    if not items:
+        return None
+    best = max(items, key=lambda u: u.score)
+    return Unit(best.result_rank, result, tuple(i for item in items for i in item.indexes),
+                " ".join(item.text if item.text.endswith((".", "!", "?")) else item.text + "." for item in items),
+                "steps", score=best.score, cosine=best.cosine, relevance=max(u.relevance for u in items),
+                power=best.power, vector=best.vector)
 
 
 def _lead_text(unit: Unit) -> str:
@@ -407,7 +447,10 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
         return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
     if question_kind(question) == "steps" and picked[0].kind == "item":
         picked = [_steps(picked[0], units)]
-    statements, notes = (picked, []) if as_of else _resolve_conflicts(question, picked, units)
+    highlights = _highlights(question, units, as_of)
+    if highlights is not None:
+        picked = [highlights]  # what a release brings, from its own notes, is the answer: no other page replaces it
+    statements, notes = (picked, []) if as_of or highlights else _resolve_conflicts(question, picked, units)
 
     numbers: dict[int, int] = {}
     citations: list[dict] = []

@@ -232,3 +232,28 @@ def test_a_change_is_one_entry_in_two_releases_never_two_different_statements(db
     assert both_releases_row([old, same, row], "4.2", "5.0") is row
     assert both_releases_row([same], "4.2", "5.0") is None  # the same value in both: no change
     assert row_for_release(row.text, "4.2") == "CONN_MAX_AGE: default 0."
+
+
+def test_what_s_new_is_answered_by_the_asked_release_s_own_highlights(db):
+    from chat.extractive import _highlights
+
+    def notes(chunk_id: int, heading_path: str, text: str, label: str) -> list:
+        found = SimpleNamespace(chunk_id=chunk_id, document_id=chunk_id, heading_path=heading_path, text=text,
+                                version_label=label)
+        return answer_units([found])
+
+    units = [*notes(1, "Django 4.2 release notes > What's new in Django 4.2",
+                    "What's new in Django 4.2\nPsycopg 3 support: Django now supports psycopg version 3.1.8 or higher.\n\n"
+                    "Comments on columns and tables: The new Field.db_comment option sets a comment on a column.", "4.2"),
+             *notes(2, "Django 5.0 release notes > What's new in Django 5.0",
+                    "What's new in Django 5.0\nFacet filters in the admin: Facet counts are now shown for applied "
+                    "filters in the admin changelist.\n\nSimplified templates for form field rendering: Form fields "
+                    "can now be rendered as a whole with as_field_group().", "5.0"),
+             *notes(3, "Django 5.0 release notes > Backwards incompatible changes in 5.0",
+                    "Backwards incompatible changes in 5.0\nSupport for MySQL 8.0.11 is removed.", "5.0")]
+    newest = _highlights("What's new in the latest Django release?", units, "")
+    assert newest is not None and newest.text.startswith("Facet filters in the admin: Facet counts are now shown")
+    assert "as_field_group()" in newest.text and "MySQL" not in newest.text and "psycopg" not in newest.text
+    asked = _highlights("What's new in Django 4.2?", units, "4.2")
+    assert asked is not None and asked.text.startswith("Psycopg 3 support:")
+    assert _highlights("How do I render a form field group?", units, "") is None
