@@ -33,8 +33,8 @@ from rag.releases.calendar import (
 from rag.releases.inference import ReleaseGuess, batch_members, workspace_releases_infer
 from rag.releases.scope import documents_as_of, documents_as_of_each, workspace_version_labels
 from rag.releases.cues import (
-    answer_states_a_change, asks_history, asks_newest_release, asks_what_changed, may_name_a_time,
-    names_long_term_support, names_the_latest_release,
+    answer_states_a_change, asks_history, asks_newest_release, asks_what_changed, asks_whats_new,
+    may_name_a_time, names_long_term_support, names_the_latest_release,
 )
 from rag.releases.questions import ChangeQuestion, QueryLineage, analyse_query
 from rag.releases.plan import VersionPlan, release_plan
@@ -42,7 +42,7 @@ from rag.releases.plan import VersionPlan, release_plan
 __all__ = [
     "CalendarEntry", "ChangeQuestion", "QueryLineage", "ReleaseGuess", "SERIES_TITLE", "SeriesRelease",
     "VERSION_SOURCES", "VersionLabel", "VersionMention", "VersionPlan", "analyse_query", "answer_states_a_change",
-    "asks_history", "asks_newest_release", "asks_what_changed", "batch_members", "best_cased",
+    "asks_history", "asks_newest_release", "asks_what_changed", "asks_whats_new", "batch_members", "best_cased",
     "calendar_rebuild", "calendar_update", "documents_as_of", "documents_as_of_each",
     "extract_version_label", "heading_release", "may_name_a_time", "mentioned_releases", "names_long_term_support",
     "names_the_latest_release", "newest_release_pages", "of_release",
