@@ -229,7 +229,7 @@ def _row_change(row: Unit, sides: Sequence[ChangeSide], *, releases: Sequence[st
     """A change told from one row that gives each release its value: the change line, then each release's cell,
     both cited to the row's source (whose date is not the older release's: none is said)."""
     old_label, new_label = sides[0].label, sides[-1].label
-    cited = citation_for(row.result, n=1, position=row.result_rank + 1, relevance=round(min(1.0, max(0.0, row.score)), 3),
+    cited = citation_for(row.result, n=1, position=row.result_rank + 1, relevance=round(min(1.0, max(0.0, row.relevance)), 3),
                          sentence_ids=row.sentence_ids)
     change = value_change(row_for_release(row.text, old_label), row_for_release(row.text, new_label),
                           labels=(old_label, new_label, *releases))
