@@ -1,6 +1,7 @@
 """The answer ranker trained across projects, judged on projects it never saw (issue 51).
 
-    # questions from the structural facts of each release's documentation (no Docent needed)
+    # the releases read here (benchmarks/_docs_corpus.py's sdists), then the questions of their docs
+    python benchmarks/answer_projects.py download
     python benchmarks/answer_projects.py questions [--corpus var/bench/docs-corpus] [--per-project 250]
     # index projects (hashing encoder unless --encoder minilm), ask their questions through the answer path
     DATA_DIR=var/answer-projects python benchmarks/answer_projects.py evaluate --projects django sqlalchemy pytest
@@ -380,10 +381,30 @@ def collect(corpus: Path, projects: list[str], *, limit: int, out: Path) -> None
     print(f"{len(groups)} questions -> {out}")
 
 
+def download(corpus: Path, projects: list[str]) -> None:
+    """Only the releases this benchmark reads, from benchmarks/_docs_corpus.py's list (it fetches all 120)."""
+    import _docs_corpus
+
+    wanted = [(project, release) for project, release in _docs_corpus.SDISTS if project in projects
+              and release in (CURRENT.get(project, release), OLDER.get(project))]
+    chosen = list({project: (project, release) for project, release in reversed(wanted)
+                   if project not in CURRENT}.values()) + [entry for entry in wanted if entry[0] in CURRENT]
+    for project, release in chosen:
+        folder = corpus / f"{project}-{release}"
+        if not (folder / ".done").exists():
+            sdist = _docs_corpus.sdist_download(project=project, release=release, cache=corpus.parent / "sdists")
+            files = _docs_corpus.docs_extract(sdist, folder)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / ".done").write_text(f"{files}\n")
+        print(f"  {project} {release}: {folder}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="benchmarks/_docs_corpus.py's --out")
     commands = parser.add_subparsers(dest="command", required=True)
+    fetch = commands.add_parser("download", help="fetch the releases read here (training and held-out)")
+    fetch.add_argument("--projects", nargs="+", default=[*TRAINING, *HELD_OUT])
     listing = commands.add_parser("questions", help="count (and with --show print) each project's questions")
     listing.add_argument("--projects", nargs="+", default=[*TRAINING, *HELD_OUT])
     listing.add_argument("--per-project", type=int, default=250)
@@ -400,6 +421,9 @@ def main() -> int:
     gather.add_argument("--encoder", default="hashing", choices=["hashing", "minilm"])
     gather.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
+    if args.command == "download":
+        download(args.corpus, args.projects)
+        return 0
     if args.command == "questions":
         for project in args.projects:
             asked = project_questions(args.corpus, project, limit=args.per_project, older=True)
