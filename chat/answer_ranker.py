@@ -5,7 +5,8 @@ question, whether it states a value of the kind asked (a version, a duration, a 
 how much of the question's subject and its section title it holds, its shape (definition, list item,
 table row), where it stands in its passage and in the retrieval, its release against the question's
 scope, and whether it is only a heading or a pointer ("see ..."). A linear model trained on generated
-question / correct-statement pairs (demo/answer_training/, benchmarks/train_answer_ranker.py) weighs them;
+question / correct-statement pairs (demo/answer_training/, and the structural facts of thirteen real projects'
+reference docs: benchmarks/answer_projects.py; benchmarks/train_answer_ranker.py fits it) weighs them;
 the weights ship as chat/answer_ranker.json and are read here with plain Python, so answering never
 needs scikit-learn.
 """
