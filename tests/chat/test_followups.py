@@ -97,7 +97,7 @@ def test_a_question_with_its_own_subject_stands_alone(question):
     assert asked.question == question and asked.asked_as == ""
 
 
-@pytest.mark.django_db(transaction=True)  # a generation is set when a change commits
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a generation is set when a change commits
 def test_the_vocabulary_is_read_once_until_documents_change(workspace, api_versions, django_assert_num_queries):
     words = workspace_vocabulary(workspace_id=workspace.pk)
     assert {"rate", "limits", "header", "dashboard"} <= set(words)
