@@ -37,14 +37,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from demo.variants.markup import page_read, to_docx, to_markdown  # noqa: E402
-from demo.variants.pile_questions import pile_questions  # noqa: E402
+from demo.variants.pile_questions import NOTES_NAME, pile_questions  # noqa: E402
 from rag.parsers import ParseError  # noqa: E402
 
 FORMS = ("pdf", "docx", "html", "md", "rst")
 SEED = 50
 SUFFIXES = (".rst", ".txt", ".md")
-# Pages a release's notes are likely in (kept in every export, whatever `--pages` samples).
-NOTES_NAME = re.compile(r"change|news|history|release|whatsnew|what_new|what-new", re.I)
 
 
 def releases_of(docs: Path, project: str) -> list[tuple[str, Path]]:

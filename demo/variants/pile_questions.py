@@ -31,6 +31,9 @@ WORDS = (8, 40)  # a sentence this long: a statement, not a heading or a code li
 SIMILAR = 0.75  # the two sentences agree on this share of their words at least
 SPAN = (1, 4)  # words replaced on each side
 PER_PROJECT = 24
+# Pages a release's notes are likely in: an old release's notes speak for that release, whatever a newer copy
+# corrects in them, so no current fact is asked of them.
+NOTES_NAME = re.compile(r"change|news|history|release|whatsnew|what_new|what-new", re.I)
 
 
 def _sentences(text: str) -> list[str]:
@@ -82,7 +85,7 @@ def pile_questions(project: str, pages: Pages, releases: list[str], *, seed: int
     found: list[dict] = []
     seen_stems: set[str] = set()
     for (release, path), (name, text) in sorted(pages.items()):
-        if release != newest:
+        if release != newest or NOTES_NAME.search(path):
             continue
         older = {other: pages[(other, path)] for other in releases if other != newest and (other, path) in pages}
         for old_release, (old_name, old_text) in sorted(older.items(), key=lambda item: Version(item[0])):
