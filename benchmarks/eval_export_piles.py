@@ -8,7 +8,8 @@ them in memory (no index, no search: the question figures need `eval_release_var
 export form:
 
 - placed: the share of an export's pages placed at the release the export is of (exact, or its line);
-- calendar dates: of the releases the pile's notes date, the share within 7 days of PyPI's first upload;
+- calendar dates: of the releases the pile's notes date (a file's date standing in is not judged), the share
+  within 7 days of PyPI's first upload;
 - future entries: calendar releases newer than the pile's newest release (a future or deprecation mention).
 """
 
@@ -32,7 +33,7 @@ django.setup()
 
 from rag.parsers import parse_document  # noqa: E402
 from rag.ingest.dates import resolve_doc_date  # noqa: E402
-from rag.releases.calendar import FILE_DATE, CalendarEntry, series_label  # noqa: E402
+from rag.releases.calendar import FILE_DATE, CalendarEntry, page_dates, series_label  # noqa: E402
 from rag.releases.inference import _attribute, _Row, export_key, export_release  # noqa: E402
 from rag.releases.order import parse_version  # noqa: E402
 from rag.releases.series_pages import series_metadata  # noqa: E402
@@ -61,9 +62,8 @@ def pile_rows(folder: Path) -> tuple[list[_Row], dict[int, dict]]:
 
 
 def calendar_of(rows: list[_Row]) -> list[CalendarEntry]:
-    """The calendar's rule (rag.releases.calendar): a stated date over a file's, the earliest of either."""
-    read: dict[tuple[str, str], tuple[bool, date]] = {}
-    names: dict[str, str] = {}
+    """The calendar's rule (rag.releases.calendar.page_dates), a notes page that states no date dated by its file."""
+    found, names = [], {}
     for row in rows:
         for entry in row.entries:
             version = parse_version(str(entry.get("version", "")))
@@ -71,14 +71,13 @@ def calendar_of(rows: list[_Row]) -> list[CalendarEntry]:
             how = entry.get("how", "")
             if day is None and how == "title" and row.doc_date:
                 day, how = row.doc_date.date(), FILE_DATE
-            if version is None or day is None:
-                continue
-            key = (str(entry.get("series", "")).casefold(), str(version))
-            names[key[0]] = str(entry.get("series", ""))
-            if key not in read or (how == FILE_DATE, day) < read[key]:
-                read[key] = (how == FILE_DATE, day)
-    return sorted((CalendarEntry(names[key[0]], parse_version(key[1]), datetime.combine(day, time.min, tzinfo=UTC),
-                                 "page") for key, (_file, day) in read.items()), key=lambda e: (e.date, e.version))
+            if version is not None and day is not None:
+                found.append((str(entry.get("series", "")), str(version), day, how))
+                names[str(entry.get("series", "")).casefold()] = str(entry.get("series", ""))
+    return sorted((CalendarEntry(names[series], parse_version(version), datetime.combine(day, time.min, tzinfo=UTC),
+                                 "page" if not file_dated else FILE_DATE)
+                   for (series, version), (file_dated, day) in page_dates(found).items()),
+                  key=lambda e: (e.date, e.version))
 
 
 def measure(folder: Path) -> dict:
@@ -103,7 +102,9 @@ def measure(folder: Path) -> dict:
         by_form[form][f"placed {label or 'nowhere'}"] += 1
     dates = json.loads((folder / "release_dates.json").read_text())
     newest = max(parse_version(truth[pk]["release"]) for pk in truth)
-    dated = [(entry, dates.get(str(entry.version)) or dates.get(f"{entry.version}.0")) for entry in calendar]
+    # Dates from notes only: a page's file date standing in for one is the export's, not the release's.
+    dated = [(entry, dates.get(str(entry.version)) or dates.get(f"{entry.version}.0")) for entry in calendar
+             if entry.source != FILE_DATE]
     judged = [(entry, day) for entry, day in dated if day]
     right = sum(abs((entry.date.date() - date.fromisoformat(day)).days) <= DATE_SLACK_DAYS for entry, day in judged)
     future = sorted({str(entry.version) for entry in calendar if entry.version > newest})
@@ -112,6 +113,7 @@ def measure(folder: Path) -> dict:
                     "placed": {k[7:]: v for k, v in c.items() if k.startswith("placed ")}}
              for form, c in sorted(by_form.items())}
     return {"forms": forms, "calendar releases": len(calendar), "calendar judged": len(judged),
+            "calendar file-dated": sum(entry.source == FILE_DATE for entry in calendar),
             "calendar dates correct": round(right / len(judged), 3) if judged else None, "future entries": future,
             "wrong dates": [f"{e.version}: {e.date.date()} (PyPI {d})" for e, d in judged
                             if abs((e.date.date() - date.fromisoformat(d)).days) > DATE_SLACK_DAYS][:8]}
@@ -128,7 +130,8 @@ def main() -> int:
     for project in projects:
         results[project] = found = measure(args.piles / project)
         print(f"{project}: calendar {found['calendar releases']} releases, dates correct "
-              f"{found['calendar dates correct']} of {found['calendar judged']} judged; future entries "
+              f"{found['calendar dates correct']} of {found['calendar judged']} judged "
+              f"({found['calendar file-dated']} dated by a file only); future entries "
               f"{found['future entries'] or 'none'}")
         for form, figures in found["forms"].items():
             print(f"  {form:20} pages {figures['pages']:4}  exact {figures['exact']:.3f}  line {figures['line']:.3f}"

@@ -12,9 +12,11 @@ is written in one export form, in a seeded rotation per project:
 - md: Markdown with no date, its file time today's (a copy made recently);
 - rst: the reStructuredText as shipped, with archive file times (before the release).
 
-No file name, folder or metadata carries a version. Every page of a release's export speaks for that release
+No file name, folder or metadata carries a version: files are named by a seeded random hex name (nor does a
+name keep its source's stem, "release-3.3.2.md"). Every page of a release's export speaks for that release
 (files.json: `release`, `form`, `date_source`). Export dates come a month to over a year after the release (often
-after the next one), as real exports are made whenever someone needs them. Release dates (the truth the calendar
+after the next one), as real exports are made whenever someone needs them. ground_truth.json holds the pile's
+questions (demo/variants/pile_questions.py): facts its pages state differently in its releases. Release dates (the truth the calendar
 is judged by) are PyPI's first upload of each release, read from `--release-dates` (project -> {version: day}).
 """
 
@@ -35,13 +37,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from demo.variants.markup import page_read, to_docx, to_markdown  # noqa: E402
+from demo.variants.pile_questions import NOTES_NAME, pile_questions  # noqa: E402
 from rag.parsers import ParseError  # noqa: E402
 
 FORMS = ("pdf", "docx", "html", "md", "rst")
 SEED = 50
 SUFFIXES = (".rst", ".txt", ".md")
-# Pages a release's notes are likely in (kept in every export, whatever `--pages` samples).
-NOTES_NAME = re.compile(r"change|news|history|release|whatsnew|what_new|what-new", re.I)
 
 
 def releases_of(docs: Path, project: str) -> list[tuple[str, Path]]:
@@ -92,6 +93,10 @@ def pdf_chapter(title: str, pages: list, exported: datetime) -> bytes:
     return bytes(pdf.output())
 
 
+def _text(page) -> str:  # noqa: ANN001 - markup.Page
+    return "\n\n".join(section.text for section in page.parsed.sections)
+
+
 def html_page(page, exported: datetime) -> bytes:  # noqa: ANN001 - markup.Page
     from html import escape
 
@@ -106,8 +111,9 @@ def html_page(page, exported: datetime) -> bytes:  # noqa: ANN001 - markup.Page
     return ("\n".join(parts) + "</body></html>").encode()
 
 
-def _name(rng: random.Random, stem: str, suffix: str) -> str:
-    return f"{rng.getrandbits(32):08x}_{stem}{suffix}"
+def _name(rng: random.Random, suffix: str) -> str:
+    """A neutral name: nothing of the source's file name ("release-3.3.2") may tell the release."""
+    return f"{rng.getrandbits(64):016x}{suffix}"
 
 
 def pile_build(*, docs: Path, out: Path, project: str, release_dates: dict[str, str], keep: int, seed: int) -> dict:
@@ -119,6 +125,7 @@ def pile_build(*, docs: Path, out: Path, project: str, release_dates: dict[str, 
     corpus = out / project / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     listing: dict[str, dict] = {}
+    texts: dict[tuple[str, str], tuple[str, str]] = {}  # (release, page's path in its tree) -> (file, its text)
     now = time.time()
     for index, (release, tree) in enumerate(releases):
         form = forms[index % len(forms)]
@@ -135,26 +142,28 @@ def pile_build(*, docs: Path, out: Path, project: str, release_dates: dict[str, 
             chapters: dict[str, list] = {}
             for path, page in pages:
                 top = path.relative_to(tree).parts[1] if len(path.relative_to(tree).parts) > 2 else "guide"
-                chapters.setdefault(Path(top).stem, []).append(page)
+                chapters.setdefault(Path(top).stem, []).append((path, page))
             for chapter, members in sorted(chapters.items()):
                 title = f"{project.capitalize()} documentation: {chapter.replace('_', ' ')}"
-                written.append((_name(rng, chapter, ".pdf"), pdf_chapter(title, members, exported),
+                name = _name(rng, ".pdf")
+                written.append((name, pdf_chapter(title, [page for _path, page in members], exported),
                                 exported.timestamp(), "pdf_creationdate"))
+                texts.update({(release, str(path.relative_to(tree))): (name, _text(page)) for path, page in members})
         else:
             for path, page in pages:
-                stem = path.stem
-                if form == "docx":
-                    data = to_docx(page, title=page.parsed.title or stem, created=exported - timedelta(hours=2),
+                if form == "docx":  # an untitled page's Word file is untitled, not named by its source file
+                    data = to_docx(page, title=page.parsed.title or "Untitled", created=exported - timedelta(hours=2),
                                    modified=exported, revision=1, author="Documentation team")
-                    written.append((_name(rng, stem, ".docx"), data, exported.timestamp(), "office_modified"))
+                    written.append((_name(rng, ".docx"), data, exported.timestamp(), "office_modified"))
                 elif form == "html":
-                    written.append((_name(rng, stem, ".html"), html_page(page, exported), exported.timestamp(),
+                    written.append((_name(rng, ".html"), html_page(page, exported), exported.timestamp(),
                                     "html_meta_date"))
                 elif form == "md":
-                    written.append((_name(rng, stem, ".md"), to_markdown(page, frontmatter={}).encode(), now, "mtime"))
+                    written.append((_name(rng, ".md"), to_markdown(page, frontmatter={}).encode(), now, "mtime"))
                 else:
                     archived = released - timedelta(days=rng.randint(0, 60), seconds=rng.randint(0, 86399))
-                    written.append((_name(rng, stem, path.suffix), path.read_bytes(), archived.timestamp(), "mtime"))
+                    written.append((_name(rng, path.suffix), path.read_bytes(), archived.timestamp(), "mtime"))
+                texts[(release, str(path.relative_to(tree)))] = (written[-1][0], _text(page))
         for name, data, mtime, source in written:
             target = corpus / name
             target.write_bytes(data)
@@ -165,6 +174,8 @@ def pile_build(*, docs: Path, out: Path, project: str, release_dates: dict[str, 
         if stray.name not in listing:
             stray.unlink()
     (out / project / "files.json").write_text(json.dumps(listing, indent=1, sort_keys=True) + "\n")
+    questions = pile_questions(project, texts, [release for release, _tree in releases], seed=seed)
+    (out / project / "ground_truth.json").write_text(json.dumps(questions, indent=1) + "\n")
     (out / project / "release_dates.json").write_text(json.dumps(release_dates, indent=1, sort_keys=True) + "\n")
     return listing
 

@@ -147,13 +147,12 @@ def _calendar_entries(workspace_id: int) -> list[CalendarEntry]:
                                        workspace_id=workspace_id).values_list("series", "version", "date", "source",
                                                                               "hidden", "how"))
     staff: dict[tuple[str, str], tuple[date_type | None, bool]] = {}
-    read: dict[tuple[str, str], tuple[bool, date_type]] = {}  # (a file's date stood in, the earliest date)
-    for series, version, day, source, hidden, how in rows:
-        key = (series.casefold(), str(parse_version(version) or version))
+    for series, version, day, source, hidden, _how in rows:
         if source == Release.Source.STAFF:
-            staff[key] = (day, hidden)
-        elif day is not None and (key not in read or (how in (FILE_DATE, LABELLED), day) < read[key]):
-            read[key] = (how in (FILE_DATE, LABELLED), day)  # a date the notes state wins over any file's date
+            staff[(series.casefold(), str(parse_version(version) or version))] = (day, hidden)
+    read = page_dates((series, str(parse_version(version) or version), day, how)
+                      for series, version, day, source, _hidden, how in rows
+                      if source != Release.Source.STAFF and day is not None)
     names = best_cased(series for series, *_rest in rows)
     entries = []
     for key in sorted(set(read) | set(staff)):
@@ -164,6 +163,24 @@ def _calendar_entries(workspace_id: int) -> list[CalendarEntry]:
         entries.append(CalendarEntry(names.get(key[0], key[0]), version, _moment(day),
                                      Release.Source.STAFF if key in staff else Release.Source.PAGE))
     return sorted(entries, key=lambda entry: (entry.date, entry.version))
+
+
+def page_dates(found: Iterable[tuple[str, str, date_type, str]]) -> dict[tuple[str, str], tuple[bool, date_type]]:
+    """(series in any case, version) -> (a file's date stood in, the day), from the pages' (series, version, day,
+    how): a date the notes state wins over any file's or documents' date, the earliest of either. A release whose page names no
+    series ("Version 1.6 notes") is the one series' that names that version: its notes may state the date an older
+    copy of the page left out."""
+    read: dict[tuple[str, str], tuple[bool, date_type]] = {}
+    for series, version, day, how in found:
+        key = (series.casefold(), version)
+        stood_in = how in (FILE_DATE, LABELLED)  # a file's date, or the earliest of a line's documents
+        if key not in read or (stood_in, day) < read[key]:
+            read[key] = (stood_in, day)
+    for key in [key for key in read if not key[0]]:
+        named = [other for other in read if other[0] and other[1] == key[1]]
+        if len(named) == 1:
+            read[named[0]] = min(read[named[0]], read.pop(key))
+    return read
 
 
 def release_calendar(*, workspace_id: int, series: str | None = None) -> list[tuple[Version, datetime]]:

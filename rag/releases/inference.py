@@ -136,13 +136,17 @@ def _attribute(rows: list[_Row], calendar: list[CalendarEntry]) -> None:
             row.series = next(name for name in named if counts[name] == best) if best else ""
     # A page that names no series, in an export of one series (one folder, format and way of dating), is of it: a
     # project whose pages write its name in lowercase ("pytest") leaves no capitalised name to count.
-    companions: dict[tuple, set[str]] = defaultdict(set)
+    # Of an export whose pages name several series (a bundled component's history beside the project's pages),
+    # it is of the one most of them name.
+    companions: dict[tuple, Counter] = defaultdict(Counter)
     for row in rows:
         if row.series:
-            companions[export_key(row)[1:]].add(row.series)
+            companions[export_key(row)[1:]][row.series] += 1
     for row in rows:
-        if not row.series and len(found := companions.get(export_key(row)[1:], set())) == 1:
-            row.series = next(iter(found))
+        if not row.series and (found := companions.get(export_key(row)[1:])):
+            ranked = found.most_common(2)
+            if len(ranked) == 1 or ranked[0][1] > ranked[1][1]:
+                row.series = ranked[0][0]
 
 
 def _uses(row: _Row, series: str) -> int:

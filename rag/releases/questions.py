@@ -104,9 +104,10 @@ def _version_mentions(text: str) -> list[VersionMention]:
     return [mention for mention, keep in zip(candidates, accepted, strict=True) if keep]
 
 
-# "With Django 4.2", "Flask 2.0:": a name and a dotted version. labels.text_versions reads "with Django 4.2" as the
-# platform something runs on; where the workspace's own releases include that very version, it is the release asked.
-_NAMED_RELEASE = re.compile(r"\b(?:with|for|on|using|under|in|against)\s+(?-i:[A-Z])[\w-]*\s+v?(\d+(?:\.\d+)+)(?![\w.]*\d)",
+# "With Django 4.2", "Flask 2.0:", "in scrapy 1.8.4" (a project that writes its name in lowercase): a name and a
+# dotted version. labels.text_versions reads "with Django 4.2" as the platform something runs on; where the
+# workspace's own releases include that very version, it is the release asked.
+_NAMED_RELEASE = re.compile(r"\b(?:with|for|on|using|under|in|against)\s+[A-Za-z][\w-]*\s+v?(\d+(?:\.\d+)+)(?![\w.]*\d)",
                             re.I)
 
 

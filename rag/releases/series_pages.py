@@ -11,6 +11,7 @@ are the workspace's release calendar (rag.releases.calendar).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:  # what a parser hands over; releases sit below ingest and nev
 
 NAMES_KEPT = 12  # the capitalised words a page uses most: enough to tell which project's docs it is
 FIRST_LINES_CHARACTERS = 300  # where a page states its own release's date: under its title, before its text
+NAMED_RUN = 3  # headings naming releases of one series, newest first, that make a page its changelog
+MOSTLY = 0.8  # of its release headings, and of their steps from one to the next, newest first
 STATED_CHARACTERS = 1500  # how far down a release's notes may say "Release date: ..." in so many words
 # A date said to be the release's in so many words: "Release date: 12 March 2024", "Released on 2023-11-02",
 # ":release-date: 2024-01-01", "Date of release: ...".
@@ -113,16 +116,35 @@ def release_entries(parsed: ParsedDocument) -> list[dict]:
         if found is None or _NOT_OUT.search(section.text[:FIRST_LINES_CHARACTERS]) \
                 or any(entry["version"] == found.version for entry in [*entries, *headed]):
             continue
+        # A heading that is itself a release's notes title ("What's New in Astropy 4.3?"): pages joined into one
+        # file (a PDF chapter) keep each page's title as a heading.
+        notes_title = series_of(heading) is not None
         headed.append({"series": found.series or series, "version": found.version,
-                       "date": _release_date(found.rest, section.text), "how": "heading", "in_notes": bool(in_notes)})
+                       "date": _release_date(found.rest, section.text), "how": "heading",
+                       "in_notes": bool(in_notes) or notes_title})
     # A changelog: its title or a heading above says so, or it dates several releases in its headings ("2.1" alone
-    # is a section number).
+    # is a section number), or its headings name releases of one named series newest first ("8.x Series" over
+    # "IPython 8.29", "IPython 8.28", ...: section numbers count up, and a name before each is no section's).
     several = sum(bool(entry["date"]) for entry in headed) >= 3
+    run = "" if several else _named_run(headed)
     entries.extend({key: value for key, value in entry.items() if key != "in_notes"}
-                   for entry in headed if entry["in_notes"] or several)
+                   for entry in headed if entry["in_notes"] or several or (run and entry["series"] == run))
     known = {entry["version"] for entry in entries}
     entries.extend(entry for entry in tabled if entry["version"] not in known and not known.add(entry["version"]))
     return entries
+
+
+def _named_run(headed: list[dict]) -> str:
+    """The series whose releases most of the headings name, newest first for the most part (a backport's heading
+    may stand out of order), three at least; "" where none."""
+    counted = Counter(entry["series"] for entry in headed)
+    series, count = counted.most_common(1)[0] if counted else ("", 0)
+    versions = [parse_version(entry["version"]) for entry in headed if entry["series"] == series]
+    falling = sum(newer > older for newer, older in zip(versions, versions[1:]) if newer and older)
+    # A name, not a phrase: "Issues closed in 7.17" heads a list of issues, "Lumen Gateway 3.0" a release.
+    phrase = any(word[:1].islower() for word in series.split()[1:])
+    named = series and not phrase and count >= NAMED_RUN and count >= MOSTLY * len(headed) and falling >= MOSTLY * (count - 1)
+    return series if named else ""
 
 
 def releases_mentioned(parsed: ParsedDocument) -> list[str]:

@@ -246,3 +246,7 @@ def test_a_named_release_the_workspace_has_is_asked_even_after_with():
                          known_labels=["3.2", "4.2", "5.1"]).versions == ("4.2",)
     assert analyse_query("For Django 4.2, what is the minimum SQLite?", known_labels=["4.2"]).versions == ("4.2",)
     assert analyse_query("Does the plugin run with Django 4.2?", known_labels=["1.0", "2.0"]).versions == ()
+    # A project that writes its name in lowercase ("pytest", "scrapy") names its release all the same.
+    assert analyse_query("In scrapy 1.8.4, which storage backends ship?", known_labels=["1.8.4", "2.11.2"]).versions \
+        == ("1.8.4",)
+    assert analyse_query("Does it run in python 3.8?", known_labels=["1.8.4", "2.11.2"]).versions == ()

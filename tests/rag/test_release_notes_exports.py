@@ -8,7 +8,7 @@ whatever its file time says."""
 from __future__ import annotations
 
 import io
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from rag.lineage import family_refresh
 from rag.lineage.evidence import Member
 from rag.lineage.grouping import version_order
 from rag.models import Document, DocumentFamily
-from rag.releases.calendar import calendar_update, release_calendar
+from rag.releases.calendar import FILE_DATE, calendar_update, page_dates, release_calendar
 from rag.releases.inference import workspace_releases_infer
 from rag.releases.order import version_key
 from rag.releases.series import heading_release, mentioned_releases, series_of
@@ -107,6 +107,19 @@ def test_each_release_is_dated_by_its_own_notes_in_every_format(name):
     ("3.4.2.rst", "NetworkX 3.4.2\n==============\n\nRelease date: 21 October 2024\n\nBug fixes.\n",
      [("NetworkX", "3.4.2", "2024-10-21")]),
     ("guide.md", "# Lumen 3.2\n\nA guide to routing, written 2024-03-12.\n", []),
+    # A page of a line's releases under a title with no release-notes word, none of them dated: its headings name
+    # releases of one series newest first (a backport out of order and a subsection's name aside).
+    ("version8.md", "# 8.x Series\n\n## Lumen 8.29\n\nx\n\n## Lumen 8.28\n\nx\n\n## Lumen 8.12.3\n\nx\n\n"
+     "## Lumen 8.27\n\nx\n\n### Router 2.0\n\nx\n\n## Lumen 8.26\n\nx\n\n## Lumen 8.25\n\nx\n",
+     [("Lumen", "8.29", ""), ("Lumen", "8.28", ""), ("Lumen", "8.12.3", ""), ("Lumen", "8.27", ""),
+      ("Lumen", "8.26", ""), ("Lumen", "8.25", "")]),
+    # Lists of issues per release are no release's notes, nor a page whose versions count up (section numbers).
+    ("stats.md", "# GitHub stats for 7.x\n\n## Issues closed in 7.17\n\nx\n\n## Issues closed in 7.16\n\nx\n\n"
+     "## Issues closed in 7.15\n\nx\n", []),
+    ("guide.md", "# Guide\n\n## Lumen 1.1\n\nx\n\n## Lumen 1.2\n\nx\n\n## Lumen 1.3\n\nx\n", []),
+    # Pages joined into one file (a PDF chapter) keep each page's title as a heading: a release's notes title.
+    ("whatsnew.md", "# Lumen documentation: whatsnew\n\n## What's New in Lumen 4.3?\n\nx\n\n### Overview\n\nx\n\n"
+     "### Contributors to the v4.3 release\n\nx\n\n## Major Release History\n\nx\n", [("Lumen", "4.3", "")]),
 ])
 def test_release_notes_forms(name, text, entries):
     assert _entries(name, text.encode()) == entries
@@ -232,3 +245,37 @@ def test_a_series_whose_notes_write_its_name_in_lowercase(workspace):
                    page_text="Use pytest fixtures to share setup.")
     workspace_releases_infer(workspace_id=workspace.pk)
     assert _placed(pile) == {"8.3.3"}
+
+
+def test_an_unnamed_release_takes_the_date_its_named_notes_state():
+    """An old copy of 'Version 1.6 notes' names no series and states no date (its file's stands in); a newer copy
+    names NetworkX and states the day: one release, dated by the notes. With two series naming 1.6, neither."""
+    exported, stated = date(2019, 12, 18), date(2011, 11, 20)
+    assert page_dates([("", "1.6", exported, FILE_DATE), ("NetworkX", "1.6", stated, "title")]) == {
+        ("networkx", "1.6"): (False, stated)}
+    both = page_dates([("", "1.6", exported, FILE_DATE), ("NetworkX", "1.6", stated, "title"),
+                       ("Lumen", "1.6", stated, "heading")])
+    assert both[("", "1.6")] == (True, exported)
+
+
+@pytest.mark.django_db
+def test_a_bundled_components_history_leaves_the_export_to_its_project(workspace):
+    """The 6.1 docs ship the history of a package they absorbed (its headings name no series) and a component's
+    changelog of its own name: the pages that name no series are of the project most of the export names, and
+    the absorbed package's older releases do not outrank the project's own notes."""
+    notes = "# What's New in Lumen 6.1?\n\nFaster routing.\n"
+    pile = _export(workspace, "/pile", "whatsnew.md", notes.encode(), when=EXPORTED, source="mtime", names={},
+                   page_text="Use the router to share setup.")
+    history = "# Router History\n\n" + "".join(f"## {version} ({day})\n\nx\n\n" for version, day in (
+        ("3.4.0", "2016-01-29"), ("3.3.0", "2014-07-17"), ("3.2.4", "2014-06-02")))
+    component = "# Changelog\n\n" + "".join(f"## widgetlib Version {v}\n\nx\n\n" for v in ("1.11", "1.10", "1.9"))
+    for name, text in (("history.md", history), ("widgets.md", component)):
+        parsed = parse_document(Path(name), text.encode())
+        pile.append(add_document(workspace, f"/pile/{name}", [section.text for section in parsed.sections],
+                                 title=parsed.title, doc_date=EXPORTED, date_source="mtime", format=parsed.format,
+                                 metadata=series_metadata(parsed)))
+    more = [add_document(workspace, f"/pile/more{index}.md", ["Routing with Lumen."], title=f"More {index}",
+                         doc_date=EXPORTED, date_source="mtime", format="markdown", metadata={"names": {"Lumen": 2}})
+            for index in range(3)]
+    workspace_releases_infer(workspace_id=workspace.pk)
+    assert _placed(pile[:-1] + more) == {"6.1"}
