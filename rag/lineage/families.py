@@ -4,12 +4,12 @@ older passage became.
 A family holds the versions of one document, at most one per release (plus copies). The steps,
 each bounded by a document's candidates, never by the workspace:
 
-1. `document_lineage_evidence` (read-only, outside the merge's lock): the document's candidates,
-   from the merge's neighbour pairs, its stored title and path keys and its current relations, and
-   the evidence against each one (rag.lineage.evidence).
-2. `document_lineage_update` (under the lock): the relations are stored, and the families they
-   touch are regrouped from their stored relations (rag.lineage.grouping: strongest first, joined
-   only when the members line up, so nothing chains and arrival order does not matter).
+1. `documents_lineage_evidence` (outside the merge's lock; it writes only the documents' own title and
+   path keys): each document's candidates, from the merge's neighbour pairs, the stored title and path
+   keys and its current relations, and the evidence against each one (rag.lineage.evidence).
+2. `documents_lineage_update` (under the lock): the relations are stored, and the families they
+   touch are regrouped once for the batch from their stored relations (rag.lineage.grouping: strongest
+   first, joined only when the members line up, so nothing chains and arrival order does not matter).
 3. `family_refresh`: order, latest flag, copies and supersession of one family from its members
    and their stored relations (no pair compared again).
 
