@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import resource
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,13 +24,58 @@ def django_setup(*, encoder: str = "minilm", data_dir: Path | None = None) -> No
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
-    from config.embedded import services_start
+    from config.embedded import ROLE_ENV, services_start
 
+    # As a management command's: the services it starts stop when it ends, unless another process uses them.
+    os.environ.setdefault(ROLE_ENV, "command")
+    stop_on_signals()
     services_start()
+    atexit.register(_services_release)
     django.setup()
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
+
+
+def _services_release() -> None:
+    from django.conf import settings
+    from django.db import connections
+
+    from config.embedded import embedded_release, lease_held
+
+    if not lease_held():
+        return
+    connections.close_all()
+    embedded_release(Path(settings.DATA_DIR), database=settings.EMBEDDED_DATABASE,
+                     redis_server=settings.EMBEDDED_REDIS)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # `finally` blocks and atexit run, as on Ctrl-C
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP end the benchmark as Ctrl-C does: whatever it started (embedded services, web and worker
+    processes, children) is stopped by the `finally` blocks and exit handlers on the way out."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _terminated)
+
+
+def child_run(command: list[str]) -> int:
+    """Run a benchmark child and return its exit code; if this process is interrupted or terminated meanwhile,
+    the child is terminated and waited for, so that it stops what it started."""
+    stop_on_signals()
+    process = subprocess.Popen(command, cwd=ROOT)
+    try:
+        return process.wait()
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def child_figures(measure) -> None:  # noqa: ANN001 - a function of no arguments returning a dict

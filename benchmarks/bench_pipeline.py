@@ -36,7 +36,6 @@ import json
 import os
 import pstats
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -46,7 +45,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _setup import QUICK, ROOT, SMOKE, django_setup, machine_load, percentile, target  # noqa: E402
+from _setup import QUICK, ROOT, SMOKE, child_run, django_setup, machine_load, percentile, target  # noqa: E402
 
 RATIO_TARGET = 1.2
 ROUNDS = 1 if SMOKE else 3 if QUICK else 5
@@ -284,7 +283,7 @@ def main() -> int:
     for corpus in corpora:
         print(f"--- {corpus} ---", flush=True)
         command = [sys.executable, __file__, "--child", corpus, *sys.argv[1:]]
-        if subprocess.run(command, cwd=ROOT).returncode:
+        if child_run(command):
             failed.append(corpus)
             target("40", f"full pipeline p95 <= {RATIO_TARGET}x plain semantic ({corpus})", "the run failed", False)
     return 1 if failed else 0

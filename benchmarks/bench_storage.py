@@ -68,20 +68,33 @@ class Machines:
         env = {**storage_env, "LOG_LEVEL": "INFO", "DEBUG": "true", "EMBEDDING_ENCODER": encoder}
         self.web = WebProcess(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL, data_dir=dirs[0],
                               extra_env=env)
-        self.workers = [PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL, data_dir=data_dir,
-                                   encoder=encoder, concurrency=concurrency, extra_env=env) for data_dir in dirs[1:]]
+        self.workers: list[PoolWorker] = []
+        try:
+            for data_dir in dirs[1:]:
+                self.workers.append(PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL,
+                                               data_dir=data_dir, encoder=encoder, concurrency=concurrency,
+                                               extra_env=env))
+        except BaseException:
+            self.__exit__()
+            raise
 
     def __enter__(self) -> Machines:
-        self.web.wait_ready()
-        for worker in self.workers:
-            worker.wait_full(timeout=300)
-        self.web.login(self.username, PASSWORD)
+        try:
+            self.web.wait_ready()
+            for worker in self.workers:
+                worker.wait_full(timeout=300)
+            self.web.login(self.username, PASSWORD)
+        except BaseException:
+            self.__exit__()  # started in __init__: stopped even when they never came up
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
-        for worker in self.workers:
-            worker.stop()
-        self.web.stop()
+        try:
+            for worker in self.workers:
+                worker.stop()
+        finally:
+            self.web.stop()
 
     def upload(self, files: list[tuple[str, bytes]]) -> list[int]:
         step = self.upload_batch

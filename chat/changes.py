@@ -189,7 +189,7 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[ChangeSid
         source = best.result
         n = len(citations) + 1
         citations.append(citation_for(source, n=n, position=best.result_rank + 1,
-                                      relevance=round(min(1.0, max(0.0, best.score)), 3),
+                                      relevance=round(min(1.0, max(0.0, best.relevance)), 3),
                                       sentence_ids=best.sentence_ids))
         dated = f" ({source.doc_date.date().isoformat()})" if source.doc_date else ""
         parts.append(f"In {side.label}{dated}: {row_for_release(best.text, side.label)} [{n}]")

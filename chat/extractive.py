@@ -411,7 +411,9 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
         for sentence_id in unit.sentence_ids:
             if sentence_id not in citation["sentence_ids"]:
                 citation["sentence_ids"].append(sentence_id)
-        citation["relevance"] = round(max(citation["relevance"], min(1.0, max(0.0, unit.score))), 3)
+        # What the reader sees as "relevance": the statement's meaning and rare terms against the question (the
+        # abstention floor's scale), not the ranker's score, which passes 1 for nearly every answer (100% each).
+        citation["relevance"] = round(max(citation["relevance"], min(1.0, max(0.0, unit.relevance))), 3)
         return numbers[source.chunk_id]
 
     release = as_of if re.fullmatch(r"v?\d+(?:\.[\w-]+)*", as_of) else ""  # a release, not a date

@@ -24,7 +24,7 @@ api = NinjaAPI(
     title="Docent API",
     version="1",
     description="Search a workspace's documents and ask questions with citations. Send "
-                "`Authorization: Bearer <token>` (a personal token from the Tokens page); a signed-in browser "
+                "`Authorization: Bearer <token>` (a personal token from the API tokens page); a signed-in browser "
                 "session works too.",
     auth=TokenOrSession(),
     urls_namespace="api",

@@ -63,8 +63,11 @@ class Child:
     def start(self) -> None:
         self.started_at = time.monotonic()
         with open(self.log, "a") as log:
+            # A process group of its own: Ctrl-C reaches the launcher alone, which stops each child with one
+            # SIGTERM. A terminal's SIGINT to every process as well made gunicorn's web processes take a second
+            # signal while they ended, miss their quick exit, and be killed by the master ("Perhaps out of memory?").
             self.proc = subprocess.Popen(self.command, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, preexec_fn=_end_with_parent)
+                                         stdin=subprocess.DEVNULL, preexec_fn=_end_with_parent, process_group=0)
 
 
 # A restarted child that dies again at once waits this long before its next start: no tight loop.
@@ -90,6 +93,35 @@ def children_supervise(children: list[Child], say=None) -> int | None:
     return None
 
 
+# How long a child may take to finish its work in hand (a request, an indexing task) before it is killed.
+STOP_TIMEOUT_SECONDS = 20.0
+
+
+def children_stop(children: list[Child], say=None, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
+    """SIGTERM to each running child, then a line for each as it ends: Ctrl-C is answered at once, and a slow
+    stop says which process it waits for instead of going quiet."""
+    say = say or _say
+    running = [child for child in children if child.proc is not None and child.proc.poll() is None]
+    if not running:
+        return
+    say(f"stopping {', '.join(child.name for child in running)} (each finishes what it is doing, "
+        f"at most {timeout:.0f} s)")
+    began = time.monotonic()
+    for child in running:
+        child.proc.send_signal(signal.SIGTERM)
+    while running:
+        for child in [child for child in running if child.proc.poll() is not None]:
+            running.remove(child)
+            say(f"{child.name}: stopped in {time.monotonic() - began:.1f} s")
+        if running and time.monotonic() - began >= timeout:
+            for child in running:
+                child.proc.kill()
+                child.proc.wait()
+                say(f"{child.name}: did not stop in {timeout:.0f} s; killed (log {_shown(child.log)})")
+            return
+        time.sleep(0.1)
+
+
 def _end_with_parent() -> None:
     """In the child before exec: SIGTERM when the launcher dies, even by SIGKILL, so no worker outlives it (Linux)."""
     import ctypes
@@ -97,7 +129,7 @@ def _end_with_parent() -> None:
     try:
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass  # not Linux: Ctrl-C still reaches the whole process group
+        pass  # not Linux: a launcher killed by SIGKILL leaves its children running
 
 
 def worker_command(environ: dict[str, str], cpus: int) -> tuple[list[str], dict[str, str]]:
@@ -247,15 +279,16 @@ def _ensure_admin() -> str:
     return f"sign in as 'admin' with the password {password} (generated now and shown only this once: keep it)"
 
 
-def _wait_for_port(host: str, port: int, child: Child, timeout: float = 180) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and child.proc.poll() is None:
-        try:
-            with socket.create_connection((host if host != "0.0.0.0" else "127.0.0.1", port), timeout=1):
-                return True
-        except OSError:
-            time.sleep(0.3)
-    return False
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host if host != "0.0.0.0" else "127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+# A web server not listening by then gets a line saying it is still starting, not silence.
+WEB_PATIENCE_SECONDS = 60.0
 
 
 class JobReporter:
@@ -323,7 +356,8 @@ def main() -> int:
     _say(f"watcher: folder sources marked 'watch' also sync on file changes, log {_shown(logs / 'watcher.log')}")
     _say(f"scheduler: Celery beat, started again if it dies, log {_shown(logs / 'beat.log')}")
     web = next(child for child in children if child.name == "web")
-    if _wait_for_port(host, int(port), web):
+
+    def _web_ready() -> None:
         _say(f"web: 2 processes, access log {_shown(logs / 'access.log')}, errors {_shown(logs / 'web.log')}")
         _say(f"open http://{host}:{port}/ and {sign_in[0]}")
         for line in sign_in[1:]:
@@ -341,26 +375,28 @@ def main() -> int:
     exit_code = 0
     reporter = JobReporter()
     next_report = 0.0
+    # However long the web server takes to listen (its first start exports the encoder; a busy machine is slow),
+    # the sign-in lines are said once it does: the generated password is shown nowhere else.
+    web_ready, web_waited = False, False
     while not stopping:
         if (ended := children_supervise(children)) is not None:
             exit_code, stopping = ended, True
-        if time.monotonic() >= next_report:
+        elif not web_ready and _port_open(host, int(port)):
+            web_ready = True
+            _web_ready()
+        elif not web_ready and not web_waited and time.monotonic() - web.started_at > WEB_PATIENCE_SECONDS:
+            web_waited = True
+            _say(f"web: still starting (a first start prepares the encoder; log {_shown(logs / 'web.log')})")
+        if web_ready and time.monotonic() >= next_report:
             for line in reporter.lines():
                 _say(line)
             next_report = time.monotonic() + 2
         time.sleep(0.3)
 
     connections.close_all()
-    for child in children:
-        if child.proc.poll() is None:
-            child.proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + 20
-    for child in children:
-        try:
-            child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            child.proc.kill()
-            child.proc.wait()
+    children_stop(children)
+    _say("stopping the embedded services" if settings.EMBEDDED_DATABASE or settings.EMBEDDED_REDIS else
+         "the services are not ours (DATABASE_URL, REDIS_URL): left running")
     stop_embedded(settings.DATA_DIR, database=settings.EMBEDDED_DATABASE, redis_server=settings.EMBEDDED_REDIS)
     data_dir_held.release()
     _say("stopped")

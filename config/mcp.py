@@ -25,7 +25,7 @@ from typing import Annotated, Any, TypeVar
 from a2wsgi import ASGIMiddleware
 from django.contrib.auth.decorators import login_not_required
 from django.db import close_old_connections
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.mcpserver import Context, MCPServer
@@ -212,6 +212,14 @@ def _bridge(pid: int) -> ASGIMiddleware:
 @login_not_required  # answers 401 in JSON, as the API does
 def mcp_view(request: HttpRequest) -> HttpResponse:
     """Check the caller as the JSON API does, then let the SDK answer the MCP exchange."""
+    if request.method != "POST":
+        # Stateless and answered in JSON, the server opens no event stream: the SDK would hold a GET open with
+        # nothing to send, and with it one of the web process's threads, until the client gave up. The protocol's
+        # answer for "no stream here" is a 405.
+        response = JsonResponse({"error": "MCP is served by POST at this address (Streamable HTTP, no event "
+                                          "stream)"}, status=405)
+        response["Allow"] = "POST"
+        return response
     try:
         if not request.headers.get("Authorization"):
             raise AuthenticationError(401, "authentication required: Authorization: Bearer <token>")

@@ -1,5 +1,5 @@
 """gunicorn's hooks (`--config python:config.web_server`): the bind checked before it listens; each web process
-builds its query encoder after the fork; the access log's format, without query strings.
+builds its query encoder after the fork; the access log's format, without query strings; a quick exit.
 
 Before gunicorn binds, `on_starting` refuses a bind beyond loopback unless ALLOWED_HOSTS names
 the hosts served and the instance serves the network (config.instance.web_bind_check): the
@@ -13,6 +13,8 @@ fight over the cores. It is built before the process takes its first request.
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from typing import Any
 
@@ -40,3 +42,21 @@ def post_worker_init(worker: Any) -> None:
     from rag.embeddings import query_warm_up
 
     query_warm_up(processes=max(1, int(worker.cfg.workers)))
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """A web process that ended normally leaves at once, its requests answered and its connections closed.
+
+    The interpreter's own shutdown (a garbage collection over the encoder's and Django's objects) took over
+    10 s on a busy machine, past --graceful-timeout: the master then killed every web process and wrote
+    "Worker was sent SIGKILL! Perhaps out of memory?" to web.log on each normal stop. Any other end (a boot
+    error's exit code, which the master acts on) takes the normal way out.
+    """
+    ended = sys.exc_info()[1]
+    if not isinstance(ended, SystemExit) or ended.code not in (0, None):
+        return
+    from django.db import connections
+
+    connections.close_all()
+    logging.shutdown()
+    os._exit(0)

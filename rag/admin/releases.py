@@ -7,13 +7,14 @@ import re
 from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.timezone import localtime
 
-from rag.dedup import releases_settle
+from rag.jobs import releases_settle_request, releases_settle_state
 from rag.releases import parse_version, version_key
-from rag.models import Release
+from rag.models import Release, Workspace
 
 
 # What a person writes as a release: "2.2", "5.1.4", "3.1rc2"; never a hash that packaging would parse ("40b08594").
@@ -62,17 +63,28 @@ class ReleaseAdmin(admin.ModelAdmin):
         obj.source, obj.set_by, obj.document = Release.Source.STAFF, request.user, None
         with transaction.atomic():
             super().save_model(request, obj, form, change)
-            counts = _placed_again(obj.workspace_id)
-        messages.info(request, f"The calendar's word on {obj} is now staff's; {counts['changed']} document(s) "
-                               "of the workspace placed in another release.")
+            releases_settle_request(workspace_id=obj.workspace_id)
+        messages.info(request, f"The calendar's word on {obj} is now staff's; the workspace's documents are placed "
+                               "again by a worker (its state shows above the calendar).")
 
     def delete_model(self, request: HttpRequest, obj: Release) -> None:
         workspace_id = obj.workspace_id
         with transaction.atomic():
             super().delete_model(request, obj)
-            _placed_again(workspace_id)
+            releases_settle_request(workspace_id=workspace_id)
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        for workspace in Workspace.objects.filter(releases__isnull=False).distinct().order_by("name"):
+            state = releases_settle_state(workspace_id=workspace.pk)
+            if state is not None:
+                messages.info(request, _settle_said(workspace.name, state))
+        return super().changelist_view(request, extra_context)
 
 
-def _placed_again(workspace_id: int) -> dict[str, int]:
-    """The workspace's documents placed by the calendar as it now is; passages of two releases never contradict."""
-    return releases_settle(workspace_id=workspace_id, rebuild=False)  # the staff's row is the calendar's word
+def _settle_said(workspace: str, state: dict) -> str:
+    at = localtime(state["at"]).strftime("%Y-%m-%d %H:%M")
+    if state["state"] == "done":
+        return f"{workspace}: documents placed by the calendar at {at}; {state.get('changed', 0)} moved to another release."
+    if state["state"] == "failed":
+        return f"{workspace}: placing documents by the calendar failed at {at}: {state.get('error', '')}"
+    return f"{workspace}: placing documents by the calendar: {state['state']} since {at}."

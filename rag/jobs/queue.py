@@ -22,6 +22,7 @@ MERGE_DOCUMENT = "rag.tasks.merge_document"
 MERGE_INDEXED = "rag.tasks.merge_indexed"
 MERGE_WORKSPACE = "rag.tasks.merge_workspace"
 REAP_JOB_ITEMS = "rag.tasks.reap_job_items"
+SETTLE_RELEASES = "rag.tasks.settle_releases"
 SYNC_SOURCE = "rag.sources.tasks.sync_source"
 SYNC_DUE_SOURCES = "rag.sources.tasks.sync_due_sources"
 

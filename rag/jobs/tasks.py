@@ -17,13 +17,9 @@ from rag.dedup import workspace_merge
 from rag.jobs.lifecycle import job_item_fail, job_items_merged
 from rag.jobs.merging import document_merge_settle, workspace_indexed_merge
 from rag.jobs.queue import (
-    INDEX_DOCUMENT,
-    MERGE_DOCUMENT,
-    MERGE_INDEXED,
-    MERGE_WORKSPACE,
-    REAP_JOB_ITEMS,
-    TRANSIENT_ERRORS,
+    INDEX_DOCUMENT, MERGE_DOCUMENT, MERGE_INDEXED, MERGE_WORKSPACE, REAP_JOB_ITEMS, SETTLE_RELEASES, TRANSIENT_ERRORS,
 )
+from rag.jobs.releases import releases_settle_run
 from rag.jobs.reaper import job_items_reap
 from rag.storage import StorageUnavailable
 from rag.jobs.run import job_item_run
@@ -96,3 +92,10 @@ def merge_indexed(workspace_id: int) -> dict:
              time_limit=3660, **RUNS_TWICE_SAFELY)
 def merge_workspace(workspace_id: int) -> dict:
     return asdict(workspace_merge(workspace_id=workspace_id))
+
+
+@shared_task(name=SETTLE_RELEASES, retry_backoff=10, retry_backoff_max=300, max_retries=5, soft_time_limit=600,
+             time_limit=660, **RUNS_TWICE_SAFELY)
+def settle_releases(workspace_id: int) -> dict:
+    """After a staff edit of the calendar (rag.jobs.releases)."""
+    return releases_settle_run(workspace_id=workspace_id)

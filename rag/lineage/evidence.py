@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
 
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from django.db.models import QuerySet
 
 from rag.facts import fact_differences
 from rag.releases import strip_versions, version_stem_key
@@ -102,7 +103,7 @@ MEMBER_FIELDS = ("id", "title", "path", "version_label", "version_key", "version
                  "is_latest_version", "copy_of_id", "lineage_note")
 
 
-def load_members(queryset) -> dict[int, Member]:
+def load_members(queryset: QuerySet[Document]) -> dict[int, Member]:
     """The active, indexed documents of a queryset, by id."""
     rows = queryset.filter(archived=False, status=Document.Status.INDEXED).values_list(*MEMBER_FIELDS)
     found = {}
@@ -260,9 +261,31 @@ class PairEvidence:
 
 
 def pair_evidence(a: Vectors, b: Vectors) -> PairEvidence:
+    return pairs_evidence([(a, b)])[0]
+
+
+def pairs_evidence(pairs: Sequence[tuple[Vectors, Vectors]]) -> list[PairEvidence]:
+    """Each pair's evidence; the texts that tell a copy from a new edition (`_facts_to_compare`) are read for every
+    near-identical pair at once, in one query, not one per pair."""
+    measured = [_measure(a, b) for a, b in pairs]
+    wanted = {pk for _evidence, compare in measured for pair in compare or () for pk in pair}
+    texts = dict(Chunk.objects.filter(pk__in=wanted).values_list("pk", "text")) if wanted else {}
+    results = []
+    for evidence, compare in measured:
+        if compare is not None:  # near-identical: a copy where every differing text states the same values
+            identical = not any(fact_differences(texts.get(x, ""), texts.get(y, "")) for x, y in compare)
+            evidence = replace(evidence, identical=identical, blanks=() if identical else evidence.blanks,
+                               values_differ=not identical)
+        results.append(evidence)
+    return results
+
+
+def _measure(a: Vectors, b: Vectors) -> tuple[PairEvidence, list[tuple[int, int]] | None]:
+    """The pair's evidence as far as the vectors tell, and the chunk pairs whose facts decide whether it is a copy
+    (None: the vectors decided)."""
     scores = similarity(a, b)
     if scores.size == 0:
-        return PairEvidence(0.0, 0.0, False)
+        return PairEvidence(0.0, 0.0, False), None
     blanks = tuple(template_blanks(a.opening, b.opening)) if a.opening and b.opening else ()
     # A counterpart: a close text, or a looser one under the same heading (a section rewritten for a release).
     same_heading = (a.headings[:, None] == b.headings[None, :]) & (a.headings[:, None] != 0)
@@ -273,20 +296,16 @@ def pair_evidence(a: Vectors, b: Vectors) -> PairEvidence:
     close_share = max(float(close.any(axis=1).mean()), float(close.any(axis=0).mean()))
     near = (a.hashes == b.hashes) or bool(
         (scores.max(axis=1) >= settings.MERGE_THRESHOLD).all() and (scores.max(axis=0) >= settings.MERGE_THRESHOLD).all())
-    identical = near and (a.hashes == b.hashes or _same_facts(a, b, scores))
-    return PairEvidence(share_a, share_b, identical, close_share, () if identical else blanks,
-                        values_differ=near and not identical)
-
-
-def _same_facts(a: Vectors, b: Vectors, scores: np.ndarray) -> bool:
-    """Near-identical texts that state the same values: a copy. A new edition that changed a number (43 days of
-    leave become 45) reads as near-identical to an encoder, and is a version all the same."""
+    if not near:
+        return PairEvidence(share_a, share_b, False, close_share, blanks), None
+    identical = PairEvidence(share_a, share_b, True, close_share)
+    # Near-identical texts that state the same values: a copy. A new edition that changed a number (43 days of
+    # leave become 45) reads as near-identical to an encoder, and is a version all the same.
     differing = [index for index, chunk_hash in enumerate(a.hash_order) if chunk_hash not in b.hashes]
-    if not differing:
-        return True
-    pairs = [(a.ids[index], b.ids[int(scores[index].argmax())]) for index in differing]
-    texts = dict(Chunk.objects.filter(pk__in={pk for pair in pairs for pk in pair}).values_list("pk", "text"))
-    return not any(fact_differences(texts.get(x, ""), texts.get(y, "")) for x, y in pairs)
+    if a.hashes == b.hashes or not differing:
+        return identical, None
+    return replace(identical, blanks=blanks), [(a.ids[index], b.ids[int(scores[index].argmax())])
+                                               for index in differing]
 
 
 IDENTICAL_STRENGTH = 2.0  # above any share: copies are grouped before versions

@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from rag.lineage.evidence import Member, VectorCache, load_members, pair_evidence, relation_strength
+from rag.lineage.evidence import Member, VectorCache, load_members, pairs_evidence, relation_strength
 from rag.lineage.grouping import Relation, copies_of, date_rank, group_documents, pair_key, version_order
 from rag.releases import version_key
 from rag.lineage.siblings import SiblingPair, sibling_pair, siblings_store, subjects_refresh, workspace_siblings_replace
@@ -115,8 +115,7 @@ def _stored_relations(document_ids: Iterable[int], *, within: bool) -> list[Rela
 def _evaluate(me: Member, others: dict[int, Member], vectors: VectorCache) -> tuple[list[Relation], list[SiblingPair]]:
     vectors.load([me.id, *others])
     relations, siblings = [], []
-    for pk in sorted(others):
-        evidence = pair_evidence(vectors[me.id], vectors[pk])
+    for pk, evidence in zip(sorted(others), pairs_evidence([(vectors[me.id], vectors[pk]) for pk in sorted(others)])):
         strength = relation_strength(me, others[pk], evidence)
         if strength is not None:
             a, b = pair_key(me.id, pk)
@@ -277,8 +276,7 @@ def workspace_lineage_rebuild(*, workspace_id: int, neighbour_pairs: list[tuple[
     vectors = VectorCache()
     vectors.load({pk for pair in pairs for pk in pair})  # one query, not one per document
     relations, siblings = [], []
-    for a, b in sorted(pairs):
-        evidence = pair_evidence(vectors[a], vectors[b])
+    for (a, b), evidence in zip(sorted(pairs), pairs_evidence([(vectors[a], vectors[b]) for a, b in sorted(pairs)])):
         strength = relation_strength(everyone[a], everyone[b], evidence)
         if strength is not None:
             relations.append(Relation(a, b, strength, evidence.identical))

@@ -153,8 +153,8 @@ def group_documents(members: dict[int, Member], relations: Iterable[Relation], *
     """
     usable = {pair_key(r.a, r.b): r for r in relations if r.a in members and r.b in members and r.a != r.b}
     groups = _Groups(members, usable)
-    for drawn in fixed:
-        drawn = [pk for pk in sorted(drawn) if pk in members]
+    for group in fixed:
+        drawn = [pk for pk in sorted(group) if pk in members]
         for pk in drawn[1:]:
             groups.join(drawn[0], pk)
         if drawn:

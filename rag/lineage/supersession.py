@@ -67,9 +67,10 @@ def chunks_supersede(order: list[int], latest: set[int], copies: dict[int, int],
             seen.add(target)
             target = superseded[target]
         superseded[chunk_id] = target
-    wanted = {pk: (Chunk.Lineage.CURRENT, None) for pk in current}
-    wanted.update({pk: (Chunk.Lineage.RETIRED, None) for pk in retired})
-    wanted.update({pk: (Chunk.Lineage.SUPERSEDED, target) for pk, target in superseded.items()})
+    # Lineage's members are str at run time (TextChoices); without django-stubs mypy reads their (value, label) tuples.
+    wanted: dict[int, tuple[str, int | None]] = {pk: (Chunk.Lineage.CURRENT, None) for pk in current}  # type: ignore[misc]
+    wanted.update({pk: (Chunk.Lineage.RETIRED, None) for pk in retired})  # type: ignore[misc]
+    wanted.update({pk: (Chunk.Lineage.SUPERSEDED, target) for pk, target in superseded.items()})  # type: ignore[misc]
     _lineage_write(wanted)
 
 

@@ -17,6 +17,10 @@ class Workspace(models.Model):
     # Set only by the first start (rag.bootstrap) on the demo workspace it creates: the built-in trial
     # follows this mark, so a workspace someone made and named `demo` never gets it.
     builtin_demo = models.BooleanField(default=False, editable=False)
+    # What searches may cache is keyed by it (rag.index_cache): database triggers (migration 0021) set it anew,
+    # from one sequence, in the same statement as any change to its documents, chunks, records, lineage,
+    # calendar, dictionary, sources or licenses; a save from Django never moves it back.
+    index_generation = models.BigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["name"]

@@ -12,8 +12,8 @@ The face everyone outside the package uses, with plain imports (go-to-definition
 - cues: what a question's words ask of time (a change, the newest release, LTS, history), one pattern each;
 - questions, plan: what a question asks of time (`analyse_query`), and the plan a search follows (`release_plan`).
 
-Below rag/lineage, ingest, retrieval and dedup; it reads rag.models and the ground modules only, so importing
-it needs Django set up.
+Below rag/lineage, ingest, retrieval and dedup; it reads rag.models, rag.index_cache (what a question reads again,
+kept per workspace generation) and the ground modules only, so importing it needs Django set up.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from rag.releases.series import SERIES_TITLE, SeriesRelease, heading_release, me
 from rag.releases.series_pages import series_metadata
 from rag.releases.display import release_label, release_labels
 from rag.releases.calendar import (
-    CalendarEntry, calendar_read_once, calendar_rebuild, calendar_update, newest_release_pages, release_calendar,
+    CalendarEntry, calendar_rebuild, calendar_update, newest_release_pages, release_calendar,
     release_calendar_entries, release_window, series_end, series_label, series_names,
 )
 from rag.releases.inference import ReleaseGuess, batch_members, workspace_releases_infer
@@ -43,7 +43,7 @@ __all__ = [
     "CalendarEntry", "ChangeQuestion", "QueryLineage", "ReleaseGuess", "SERIES_TITLE", "SeriesRelease",
     "VERSION_SOURCES", "VersionLabel", "VersionMention", "VersionPlan", "analyse_query", "answer_states_a_change",
     "asks_history", "asks_newest_release", "asks_what_changed", "batch_members",
-    "calendar_read_once", "calendar_rebuild", "calendar_update", "documents_as_of", "documents_as_of_each",
+    "calendar_rebuild", "calendar_update", "documents_as_of", "documents_as_of_each",
     "extract_version_label", "heading_release", "may_name_a_time", "mentioned_releases", "names_long_term_support",
     "names_the_latest_release", "newest_release_pages", "of_release",
     "parse_version", "path_version_stem", "release_calendar", "release_calendar_entries", "release_label",

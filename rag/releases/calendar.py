@@ -14,9 +14,7 @@ page's own date can answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date as date_type
 from datetime import datetime, time as dt_time
@@ -26,6 +24,7 @@ from functools import lru_cache
 from django.db.models import Q
 from packaging.version import Version
 
+from rag.index_cache import index_cached
 from rag.releases.cues import names_long_term_support
 from rag.releases.order import parse_version, version_in_series, version_key
 from rag.models import Chunk, Document, Release
@@ -76,33 +75,10 @@ def calendar_rebuild(*, workspace_id: int) -> int:
                .values_list("pk", flat=True))
 
 
-# Inside `calendar_read_once`: each workspace's calendar as first read in the block.
-_read_once: ContextVar[dict[int, list[CalendarEntry]] | None] = ContextVar("release_calendar_read_once", default=None)
-
-
-@contextmanager
-def calendar_read_once() -> Iterator[None]:
-    """Within the block, each workspace's calendar is read once (a search asks for it from up to four stages:
-    the versions a question may name, a version's scope, its window, past release notes); a block inside another
-    keeps the outer one's reads."""
-    if _read_once.get() is not None:
-        yield
-        return
-    token = _read_once.set({})
-    try:
-        yield
-    finally:
-        _read_once.reset(token)
-
-
 def release_calendar_entries(*, workspace_id: int) -> list[CalendarEntry]:
-    """Every dated release of the workspace's series, oldest first: staff rows over pages', the earliest page."""
-    read = _read_once.get()
-    if read is None:
-        return _calendar_entries(workspace_id)
-    if workspace_id not in read:
-        read[workspace_id] = _calendar_entries(workspace_id)
-    return list(read[workspace_id])
+    """Every dated release of the workspace's series, oldest first: staff rows over pages', the earliest page
+    (read once per change of the workspace: a search asks for it from up to four stages)."""
+    return list(index_cached("calendar", workspace_id=workspace_id, compute=lambda: _calendar_entries(workspace_id)))
 
 
 def _calendar_entries(workspace_id: int) -> list[CalendarEntry]:
@@ -185,10 +161,7 @@ def newest_release_pages(*, workspace_id: int, question: str, line: str = "", lo
     4.2 patch", "the current LTS"), by version order, never by file date: every release's notes ship with the
     newest docs. Of the series the question names where it names one; within the line `line`; of a release whose
     own page calls it long-term support (`long_term`)."""
-    rows = [(series, parse_version(version), document_id) for series, version, document_id in Release.objects.filter(
-        workspace_id=workspace_id, source=Release.Source.PAGE, hidden=False, document__archived=False,
-        document__status=Document.Status.INDEXED).values_list("series", "version", "document_id")]
-    rows = [(series, version, pk) for series, version, pk in rows if version is not None and not version.is_prerelease]
+    rows = index_cached("release pages", workspace_id=workspace_id, compute=lambda: _release_pages(workspace_id))
     named = {series.casefold() for series in {series for series, _v, _pk in rows if series}
              if re.search(rf"(?<!\w){re.escape(series)}(?!\w)", question, re.I)}
     if named:
@@ -196,7 +169,9 @@ def newest_release_pages(*, workspace_id: int, question: str, line: str = "", lo
     if line and (within := parse_version(line)) is not None:
         rows = [row for row in rows if row[1] == within or version_in_series(row[1], within)]
     if long_term:
-        said = _long_term_releases({pk for _s, _v, pk in rows})
+        pages = frozenset(pk for _s, _v, pk in rows)
+        said = index_cached("long-term releases", workspace_id=workspace_id, key=pages,
+                            compute=lambda: _long_term_releases(pages))
         rows = [row for row in rows if (row[2], row[1]) in said]
     if not rows:
         return []
@@ -204,7 +179,15 @@ def newest_release_pages(*, workspace_id: int, question: str, line: str = "", lo
     return sorted({pk for _s, version, pk in rows if version == newest})
 
 
-def _long_term_releases(document_ids: set[int]) -> set[tuple[int, Version]]:
+def _release_pages(workspace_id: int) -> list[tuple[str, Version, int]]:
+    """(series, release, page) of every final release an indexed page of the workspace speaks for."""
+    rows = [(series, parse_version(version), document_id) for series, version, document_id in Release.objects.filter(
+        workspace_id=workspace_id, source=Release.Source.PAGE, hidden=False, document__archived=False,
+        document__status=Document.Status.INDEXED).values_list("series", "version", "document_id")]
+    return [(series, version, pk) for series, version, pk in rows if version is not None and not version.is_prerelease]
+
+
+def _long_term_releases(document_ids: frozenset[int]) -> set[tuple[int, Version]]:
     """(page, release) where a passage of the page calls that very release long-term support."""
     found = set()
     for document_id, text in Chunk.objects.filter(document_id__in=document_ids, text__iregex=r"\mLTS\M|long.term.support") \

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from django.db.models import Count
 
+from rag.index_cache import index_cached
 from rag.releases.order import version_key
 from rag.models import Document
 
@@ -17,12 +18,19 @@ from rag.models import Document
 def release_labels(*, workspace_id: int, labels: Iterable[str] | None = None) -> dict[str, str]:
     """version_key -> the release's one label in the workspace (all releases, or those of `labels`).
 
-    The label most of its active documents carry; on a tie the longer ("3.0.0" says more than "3.0").
+    The label most of its active documents carry; on a tie the longer ("3.0.0" says more than "3.0"). Read once
+    per change of the workspace: every question shows its results' releases.
     """
-    documents = Document.objects.active().filter(workspace_id=workspace_id).exclude(version_key="")
-    if labels is not None:
-        documents = documents.filter(version_key__in={key for label in labels if (key := version_key(label))})
-    counted = documents.values_list("version_key", "version_label").annotate(count=Count("pk")).order_by()
+    every = index_cached("release labels", workspace_id=workspace_id, compute=lambda: _release_labels(workspace_id))
+    if labels is None:
+        return dict(every)
+    keys = {key for label in labels if (key := version_key(label))}
+    return {key: label for key, label in every.items() if key in keys}
+
+
+def _release_labels(workspace_id: int) -> dict[str, str]:
+    counted = Document.objects.active().filter(workspace_id=workspace_id).exclude(version_key="") \
+        .values_list("version_key", "version_label").annotate(count=Count("pk")).order_by()
     best: dict[str, tuple[int, int, str]] = {}
     for key, label, count in counted:
         best[key] = max(best.get(key, (0, 0, "")), (count, len(label), label))

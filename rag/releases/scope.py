@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
+from rag.index_cache import index_cached
 from rag.releases.calendar import release_calendar, series_end, series_label
 from rag.releases.order import parse_version, version_key, within_version
 from rag.models import Document, Source, SourceFile
@@ -13,7 +14,12 @@ from rag.models import Document, Source, SourceFile
 
 def workspace_version_labels(*, workspace_id: int) -> list[str]:
     """The versions a question may name: the active documents' labels and the releases their changelogs date,
-    oldest first."""
+    oldest first (read once per change of the workspace)."""
+    return list(index_cached("version labels", workspace_id=workspace_id,
+                             compute=lambda: _version_labels(workspace_id)))
+
+
+def _version_labels(workspace_id: int) -> list[str]:
     labels = set(Document.objects.filter(workspace_id=workspace_id, archived=False).exclude(version_label="")
                  .order_by().values_list("version_label", flat=True).distinct())
     labels |= {label for label in Document.objects.filter(workspace_id=workspace_id, archived=False,
@@ -26,14 +32,25 @@ def workspace_version_labels(*, workspace_id: int) -> list[str]:
 
 def documents_as_of(*, workspace_id: int, version: str = "", date: datetime | None = None) -> set[int]:
     """Active documents as a reader saw them at `version` (or `date`): the family member current then, and
-    every document outside a family that existed then (no label or date counts as always there)."""
-    return _current_then(_scope_rows(workspace_id), workspace_id=workspace_id, version=version, date=date)
+    every document outside a family that existed then (no label or date counts as always there). Worked out
+    once per change of the workspace."""
+    return documents_as_of_each(workspace_id=workspace_id, versions=(version,), date=date)[version]
 
 
-def documents_as_of_each(*, workspace_id: int, versions: Sequence[str]) -> dict[str, set[int]]:
-    """`documents_as_of` at each version, the workspace's documents read once (the two sides of a change question)."""
-    rows = _scope_rows(workspace_id)
-    return {version: _current_then(rows, workspace_id=workspace_id, version=version, date=None) for version in versions}
+def documents_as_of_each(*, workspace_id: int, versions: Sequence[str], date: datetime | None = None) \
+        -> dict[str, set[int]]:
+    """`documents_as_of` at each version, the workspace's documents read at most once (the two sides of a change
+    question)."""
+    rows: list[list[tuple]] = []
+
+    def current_then(version: str) -> frozenset[int]:
+        if not rows:
+            rows.append(index_cached("scope rows", workspace_id=workspace_id, compute=lambda: _scope_rows(workspace_id)))
+        return frozenset(_current_then(rows[0], workspace_id=workspace_id, version=version, date=date))
+
+    return {version: set(index_cached("documents as of", workspace_id=workspace_id, key=(version, date),
+                                      compute=lambda version=version: current_then(version)))
+            for version in versions}
 
 
 def _scope_rows(workspace_id: int) -> list[tuple]:

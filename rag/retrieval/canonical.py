@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from rag.retrieval import vectors
 from rag.retrieval.neardup import collapse_near_duplicates
@@ -34,24 +34,27 @@ class Candidate(Protocol):
     collapsed: list[int]
 
 
+C = TypeVar("C", bound=Candidate)  # the caller's own candidate type, handed back to it
+
+
 @dataclass
-class CanonicalCollapse:
-    candidates: list[Any]
+class CanonicalCollapse(Generic[C]):
+    candidates: list[C]
     variants_filtered: int  # candidates dropped because their record already has a place
     canonical_hits: int  # places now held by a record's canonical chunk
 
 
 def collapse_to_canonicals(
-    candidates: Sequence[Candidate],
+    candidates: Sequence[C],
     *,
     rows: dict[int, dict[str, Any]],
-    substitute: Callable[[Candidate, dict[str, Any]], Candidate],
-) -> CanonicalCollapse:
+    substitute: Callable[[C, dict[str, Any]], C],
+) -> CanonicalCollapse[C]:
     """`rows`: hydrated rows of the candidates and of their records' canonicals within the filters.
 
     `substitute(slot_holder, canonical_row)` builds the canonical's candidate in a member's slot.
     """
-    by_record: dict[int, list[Candidate]] = {}
+    by_record: dict[int, list[C]] = {}
     for candidate in candidates:
         record_id = candidate.row.get("record_id")
         if record_id is not None:
@@ -60,7 +63,7 @@ def collapse_to_canonicals(
         return CanonicalCollapse(list(candidates), 0, 0)
 
     placed: set[int] = set()
-    collapsed: list[Candidate] = []
+    collapsed: list[C] = []
     filtered = 0
     canonical_hits = 0
     for candidate in candidates:
@@ -86,10 +89,10 @@ def collapse_to_canonicals(
 
 
 def supersede_conflicts(
-    candidates: Sequence[Candidate],
+    candidates: Sequence[C],
     *,
-    take_place: Callable[[Candidate, Candidate, list[Candidate]], Candidate],
-) -> tuple[list[Candidate], int]:
+    take_place: Callable[[C, C, list[C]], C],
+) -> tuple[list[C], int]:
     """Collapse candidates joined by pending contradictions to their newest member; returns (kept, removed count)."""
     present = {c.chunk_id for c in candidates}
     pairs = [
@@ -110,7 +113,7 @@ def record_details(record_ids: Sequence[int], *, workspace_id: int, contradictio
                    ) -> tuple[dict[int, list[dict]], list[dict]]:
     """Members of each record, as results show them, and the pending contradictions of all of them and of the
     chunks `contradictions_of` (None: no contradictions wanted, none read)."""
-    members = {
+    members: dict[int, list[dict[str, Any]]] = {
         record_id: [{
             "role": m.role, "chunk_id": m.chunk_id, "document_id": m.document_id, "path": m.path, "title": m.title,
             "doc_date": m.doc_date, "archived": m.archived,

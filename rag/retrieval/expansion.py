@@ -11,41 +11,29 @@ The vocabulary is what a misspelt question word is corrected to (chat.followups)
 from __future__ import annotations
 
 import re
-import threading
-import time
 
 from django.db import connection
-from django.db.models import Count, Max
 
-from rag.models import Chunk, Document, QueryExpansion
+from rag.index_cache import index_cached
+from rag.models import Chunk, QueryExpansion
 
 
 def expansions_for(question: str, *, workspace_id: int) -> list[str]:
     """The expansions of every dictionary term that the question contains as whole words, each once."""
     lowered = question.lower()
     found: dict[str, None] = {}
-    for entry in QueryExpansion.objects.filter(workspace_id=workspace_id).only("term", "expansions"):
-        term = entry.term.strip().lower()
+    for term, expansions in index_cached("dictionary", workspace_id=workspace_id,
+                                         compute=lambda: _dictionary(workspace_id)):
         if term and re.search(rf"(?<!\w){re.escape(term)}(?!\w)", lowered):
-            for expansion in entry.expansion_list():
+            for expansion in expansions:
                 found.setdefault(expansion, None)
     return list(found)
 
 
-# workspace id -> (what the documents and dictionary were when it was read, when that was last checked,
-# word -> passages using it).
-_VOCABULARIES: dict[int, tuple[tuple, float, dict[str, int]]] = {}
-_VOCABULARIES_LOCK = threading.Lock()
-# A question reads the vocabulary as checked at most this long ago: checking costs two aggregates (~10 ms on
-# a busy machine), and a word of a document indexed seconds ago can wait that long to be a correction.
-VOCABULARY_RECHECK_SECONDS = 30.0
-
-
-def _vocabulary_key(workspace_id: int) -> tuple:
-    """Changes whenever a document is indexed, removed or re-indexed, or a dictionary term is added or removed."""
-    documents = Document.objects.filter(workspace_id=workspace_id).aggregate(count=Count("pk"), newest=Max("indexed_at"))
-    terms = QueryExpansion.objects.filter(workspace_id=workspace_id).aggregate(count=Count("pk"), last=Max("pk"))
-    return documents["count"], documents["newest"], terms["count"], terms["last"]
+def _dictionary(workspace_id: int) -> list[tuple[str, list[str]]]:
+    """(term in lower case, its expansions) of the workspace's dictionary."""
+    return [(entry.term.strip().lower(), entry.expansion_list())
+            for entry in QueryExpansion.objects.filter(workspace_id=workspace_id).only("term", "expansions")]
 
 
 def _vocabulary_read(workspace_id: int) -> dict[str, int]:
@@ -65,15 +53,6 @@ def _vocabulary_read(workspace_id: int) -> dict[str, int]:
 def workspace_vocabulary(*, workspace_id: int) -> dict[str, int]:
     """Every word of the workspace's passages, headings and dictionary, with how many passages use it.
 
-    Read once per change of the documents, checked at most every VOCABULARY_RECHECK_SECONDS, since a
-    question must not pay for a scan of every passage.
+    Read once per change of the workspace (rag.index_cache): a question must not pay for a scan of every passage.
     """
-    cached = _VOCABULARIES.get(workspace_id)
-    now = time.monotonic()
-    if cached is not None and now - cached[1] < VOCABULARY_RECHECK_SECONDS:
-        return cached[2]
-    key = _vocabulary_key(workspace_id)
-    words = cached[2] if cached is not None and cached[0] == key else _vocabulary_read(workspace_id)
-    with _VOCABULARIES_LOCK:
-        _VOCABULARIES[workspace_id] = (key, now, words)
-    return words
+    return index_cached("vocabulary", workspace_id=workspace_id, compute=lambda: _vocabulary_read(workspace_id))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
+from rag.index_cache import index_cached
 from rag.retrieval.filters import Scope
 from rag.retrieval.vectors import CHUNK
 
@@ -58,7 +59,16 @@ def question_terms(question: str, *, workspace_id: int,
                    identifiers: Sequence[str] = ()) -> tuple[list[Term], float, list[str]]:
     """The question's lexemes that occur in the workspace, their estimated frequency, the table's rows,
     and which of `identifiers` the workspace holds: one round trip, so that the identifier query runs
-    only for a question that names an identifier some chunk has (one GIN probe each)."""
+    only for a question that names an identifier some chunk has (one GIN probe each). Read once per change
+    of the workspace and of the statistics (every scope of a question, and the question asked again)."""
+    terms, table_rows, held = index_cached(
+        "question terms", workspace_id=workspace_id, key=(question, tuple(identifiers)),
+        compute=lambda: _question_terms(question, workspace_id=workspace_id, identifiers=identifiers))
+    return list(terms), table_rows, list(held)
+
+
+def _question_terms(question: str, *, workspace_id: int,
+                    identifiers: Sequence[str]) -> tuple[list[Term], float, list[str]]:
     # quote_literal is a safe tsquery quote here: the parser never puts a backslash or quote in a lexeme.
     sql = f"""
         WITH q AS (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from django.conf import settings
 from django.utils import timezone
@@ -20,11 +20,16 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from rag.dates import DatePhraseError, DateRange, parse_date_phrase
 
-MODES = ("hybrid", "semantic", "lexical")
-MATCH_MODES = ("any", "all")
-RECENCY_MODES = ("auto", "on", "off")
+# Each choice is named once, as a Literal that pydantic validates and mypy reads; the tuples are its values.
+Mode = Literal["hybrid", "semantic", "lexical"]
+MatchMode = Literal["any", "all"]
+RecencyMode = Literal["auto", "on", "off"]
+DocTypeMode = Literal["boost", "filter"]
+MODES: tuple[str, ...] = get_args(Mode)
+MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
+RECENCY_MODES: tuple[str, ...] = get_args(RecencyMode)
 # What a chosen doc type does, as an options panel says it: rank it higher, or keep only it.
-DOC_TYPE_MODES = {"boost": "Prefer this type", "filter": "Only this type"}
+DOC_TYPE_MODES: dict[DocTypeMode, str] = {"boost": "Prefer this type", "filter": "Only this type"}
 MAX_TOP_K = 100
 MAX_CANDIDATE_POOL = 1000
 MAX_VERSION_LABEL = 50  # Document.version_label's length
@@ -225,7 +230,7 @@ class SearchParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="results to return")
-    mode: Literal[MODES] = "hybrid"
+    mode: Mode = "hybrid"
     pool: int | None = Field(None, ge=1, le=MAX_CANDIDATE_POOL, description="candidates per list before fusion")
     date_from: DateBound = Field(None, description="doc_date on or after")
     date_to: DateBound = Field(None, description="doc_date before")
@@ -233,20 +238,20 @@ class SearchParams(BaseModel):
     created_after: DateBound = Field(None, description="documents dated (doc_date) on or after")
     source_type: Words = []
     tag: Words = []
-    tags_match: Literal[MATCH_MODES] = "any"
+    tags_match: MatchMode = "any"
     entity: Words = []
-    entities_match: Literal[MATCH_MODES] = "any"
+    entities_match: MatchMode = "any"
     only_doc_type: Words = Field([], description="only documents of these types")
     doc_type: Words = Field([], description="boost these types instead of the guessed one (doc_type_mode=boost), "
                                             "or keep only them (filter)")
-    doc_type_mode: Literal[tuple(DOC_TYPE_MODES)] = "boost"
+    doc_type_mode: DocTypeMode = "boost"
     include_archived: bool = False
     include_variants: bool = Field(False, description="show older versions beside their canonical record")
     dedup: bool = Field(True, description="collapse near-duplicates from different documents")
     dedup_threshold: float | None = Field(None, gt=0, le=1)
     variant_metadata: bool = False
     provenance: bool = False
-    recency: Literal[RECENCY_MODES] | None = Field(None, description="recency decay (default: SEARCH_RECENCY)")
+    recency: RecencyMode | None = Field(None, description="recency decay (default: SEARCH_RECENCY)")
     doc_type_boost: float | None = Field(None, gt=0, le=10)
     version_aware: bool = Field(True, description="superseded passages give way to their newest counterpart")
     as_of_version: str = Field("", max_length=MAX_VERSION_LABEL, description="answer as of this version label")

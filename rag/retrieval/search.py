@@ -27,6 +27,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -43,9 +44,10 @@ from rag.retrieval.rerank import identifier_pattern, rerank_head
 from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, supersede_conflicts
 from rag.retrieval.details import attach_details, option_gate
-from rag.releases import VersionPlan, calendar_read_once, newest_release_pages, release_label, release_labels
+from rag.index_cache import generation_read_once
+from rag.releases import VersionPlan, newest_release_pages, release_label, release_labels
 from rag.models import Chunk
-from rag.retrieval.filters import build_scope, filters_narrow_documents, scoped_documents
+from rag.retrieval.filters import Scope, build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
 from rag.retrieval.neardup import collapse_near_duplicates
 from rag.retrieval.options import SearchFilters, SearchOptionError, SearchOptions
@@ -84,15 +86,6 @@ class _Candidate:
     replaced_chunk_id: int | None = None  # the superseded chunk whose slot this one took
 
 
-@dataclass
-class _QuestionReads:
-    """What every scope of one question reads alike, read once: a change question searches two scopes, a question
-    about the newest release that release's pages besides, with the same words."""
-
-    expansions: dict[str, list[str]] = field(default_factory=dict)  # question -> the dictionary's expansions
-    terms: dict[tuple, tuple] = field(default_factory=dict)  # (text, identifiers) -> lexical.question_terms
-
-
 class _Clock:
     def __init__(self) -> None:
         self.started = self._last = time.perf_counter()
@@ -111,8 +104,9 @@ class _Clock:
 def search(query: str, options: SearchOptions) -> SearchResultSet:
     """Ranked results for `query` within `options.workspace`; raises SearchOptionError on bad input."""
     # Its gates are decided once, however many scopes it searches (outside a request, every has_feature
-    # would read the licenses and check their signatures again), and the release calendar read once.
-    with feature_cache(), calendar_read_once():
+    # would read the licenses and check their signatures again), and the workspace's generation read once: what
+    # every question reads alike (calendar, labels, subjects, term statistics) is kept per generation.
+    with feature_cache(), generation_read_once():
         return _search_question(query, options)
 
 
@@ -127,15 +121,14 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
     embeddings.index_encoder_check(workspace_id=options.workspace_id)  # the index's model is the one asked with
     plan = version_plan(query, options)
     clock.lap("plan_ms")
-    reads = _QuestionReads()
     if plan.mode == "present":
-        result_set = _search(query, options, clock, reads, history=plan.history)
+        result_set = _search(query, options, clock, history=plan.history)
     elif plan.mode == "as_of":
         (_label, documents), = plan.scopes
         result_set = _search(plan.query, scoped_options(options, documents, version=plan.as_of_version,
-                                                        date=plan.as_of_date), clock, reads)
+                                                        date=plan.as_of_date), clock)
     else:
-        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock(), reads)
+        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
                  for label, documents in plan.scopes]
         result_set = interleaved(sides, top_k=options.top_k)
         clock.lap("change_sides_ms")
@@ -145,7 +138,7 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
                                         for (label, _documents), side in reversed(list(zip(plan.scopes, sides))))
         result_set.stats["change_sides"] = [side.describe() for side in result_set.change_sides]
     if plan.latest:
-        _newest_release_first(result_set, plan, query, options, reads)
+        _newest_release_first(result_set, plan, query, options)
         clock.lap("newest_release_ms")
     attach_details(result_set, options)
     clock.lap("details_ms")
@@ -161,8 +154,7 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
 NEWEST_RELEASE_RESULTS = 2  # the newest release's own page leads; the usual results follow
 
 
-def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query: str, options: SearchOptions,
-                          reads: _QuestionReads) -> None:
+def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query: str, options: SearchOptions) -> None:
     """"What's new in the latest release", "the last 4.2 patch", "the current LTS": the page that speaks for that
     release (by version order in the calendar) leads, found within it by the question's words."""
     pages = newest_release_pages(workspace_id=options.workspace_id, question=query, line=plan.newest_release_line,
@@ -172,14 +164,13 @@ def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query:
     result_set.stats["newest_release_pages"] = pages
     if not pages:
         return
-    own = _search(plan.query, scoped_options(options, frozenset(pages)), _Clock(), reads, history=True)
+    own = _search(plan.query, scoped_options(options, frozenset(pages)), _Clock(), history=True)
     lead = list(own)[:NEWEST_RELEASE_RESULTS]
     chosen = {result.chunk_id for result in lead}
     result_set[:] = (lead + [r for r in result_set if r.chunk_id not in chosen])[:options.top_k]
 
 
-def _search(query: str, options: SearchOptions, clock: _Clock, reads: _QuestionReads, *,
-            history: bool = True) -> SearchResultSet:
+def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool = True) -> SearchResultSet:
     """One ranked search over one scope: the body of `search` once the question's versions are resolved
     (`history`: the question asks what changed or is new, so old releases' own notes keep their rank)."""
     workspace_id = options.workspace_id
@@ -203,7 +194,7 @@ def _search(query: str, options: SearchOptions, clock: _Clock, reads: _QuestionR
     subjects = subjects_named(query, workspace_subjects(workspace_id=workspace_id)) if options.analyse_query else {}
     stats["subjects"] = sorted(subjects)
     clock.lap("subjects_ms")
-    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock, reads)
+    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
     if subjects and query_vector is not None:
         ranked["subject"] = _subject_list(subjects, options, query_vector, now=now)
         clock.lap("subject_list_ms")
@@ -250,9 +241,10 @@ def _search(query: str, options: SearchOptions, clock: _Clock, reads: _QuestionR
 
 
 def _ranked_lists(
-    query: str, options: SearchOptions, scope, stats: dict[str, Any], clock: _Clock, reads: _QuestionReads
+    query: str, options: SearchOptions, scope: Scope, stats: dict[str, Any], clock: _Clock
 ) -> tuple[list[float] | None, dict[str, list[int]]]:
     """The semantic and lexical candidate lists (chunk ids, best first) that the mode asks for."""
+    assert options.candidate_pool is not None  # `search` resolved the options: no setting is left None
     pool = max(options.candidate_pool, options.top_k)
     query_vector = None
     ranked: dict[str, list[int]] = {}
@@ -272,19 +264,14 @@ def _ranked_lists(
                                      vectors.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
             clock.lap("rewrite_ms")
     if options.mode in ("hybrid", "lexical"):
-        if options.expansion and query not in reads.expansions:
-            reads.expansions[query] = expansions_for(query, workspace_id=scope.workspace_id)
-        expansions = reads.expansions[query] if options.expansion else []
+        expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
         stats["expansions"] = expansions
         lexical_text = " ".join([query, *expansions])
         wanted = identifiers_in(lexical_text) if options.identifiers else []
         # The identifiers that some chunk of the workspace holds come with the terms (one round trip):
         # a question naming none of them costs no identifier query.
-        key = (lexical_text, tuple(wanted))
-        if key not in reads.terms:
-            reads.terms[key] = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
-                                                      identifiers=wanted)
-        terms, table_rows, held = reads.terms[key]
+        terms, table_rows, held = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
+                                                         identifiers=wanted)
         if options.identifiers:
             stats["identifiers"] = held
             if held:
@@ -300,7 +287,7 @@ def _ranked_lists(
 
 
 def _subject_list(subjects: dict[str, list[int]], options: SearchOptions, query_vector: list[float], *,
-                  now) -> list[int]:
+                  now: datetime) -> list[int]:
     """The named subjects' own passages by closeness to the question, within the search's filters."""
     documents = {pk for ids in subjects.values() for pk in ids}
     if options.filters.document_ids:
@@ -309,13 +296,16 @@ def _subject_list(subjects: dict[str, list[int]], options: SearchOptions, query_
         return []
     scope = build_scope(workspace_id=options.workspace_id, now=now,
                         filters=replace(options.filters, document_ids=tuple(sorted(documents))))
+    assert options.candidate_pool is not None  # resolved
     pool = max(options.candidate_pool, options.top_k)
     return [chunk_id for chunk_id, _ in vectors.semantic_candidates(scope, query_vector, pool).rows]
 
 
 def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
-            scope_filters: SearchFilters, now, query_vector: list[float] | None) -> None:
+            scope_filters: SearchFilters, now: datetime, query_vector: list[float] | None) -> None:
     """Identifier heading boost, sentence rerank, doc-type boost, then recency for trend queries; best first."""
+    assert options.doc_type_boost is not None and options.recency_half_life_days is not None \
+        and options.recency_weight is not None  # resolved
     wanted = identifier_pattern(stats.get("identifiers") or ())
     if wanted and settings.IDENTIFIER_HEADING_BOOST != 1.0:
         for candidate in candidates:
@@ -352,7 +342,7 @@ def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, st
 
 
 def _present(candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,
-             rows: dict[int, dict[str, Any]], now) -> list[_Candidate]:
+             rows: dict[int, dict[str, Any]], now: datetime) -> list[_Candidate]:
     """Superseded chunks give their slot to their newest counterpart; retired ones are demoted.
 
     The counterparts of the head came with the candidates (hydrate's `successors_of`); one further
@@ -396,6 +386,7 @@ def _collapse(candidates: list[_Candidate], options: SearchOptions, stats: dict[
         stats["variants_filtered"] = collapse.variants_filtered
         stats["canonical_hits"] = collapse.canonical_hits
     if options.dedup:
+        assert options.dedup_threshold is not None  # resolved
         candidates, stats["near_duplicates_removed"] = _collapse_near_duplicates(
             candidates, top_k=options.top_k, threshold=options.dedup_threshold
         )

@@ -14,6 +14,7 @@ from difflib import SequenceMatcher
 
 from django.db import connection
 
+from rag.index_cache import index_cached
 from rag.models import Document
 
 _WORD = re.compile(r"\w+")
@@ -41,7 +42,12 @@ def _names(asked: list[str], name: list[str]) -> bool:
 
 
 def workspace_subjects(*, workspace_id: int) -> dict[str, list[int]]:
-    """Each subject of the workspace's active documents -> those documents."""
+    """Each subject of the workspace's active documents -> those documents (read once per change of the
+    workspace: every scope of every question asks)."""
+    return index_cached("subjects", workspace_id=workspace_id, compute=lambda: _subjects(workspace_id))
+
+
+def _subjects(workspace_id: int) -> dict[str, list[int]]:
     table = Document._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT subject, array_agg(id ORDER BY id) FROM {table} WHERE workspace_id = %s "

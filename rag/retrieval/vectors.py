@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 from psycopg import ClientCursor
 
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
@@ -83,7 +84,7 @@ def hnsw_ef_search(share: float, wanted: int, *, floor: int = EF_SEARCH_MIN) -> 
     return min(EF_SEARCH_MAX, max(floor, needed))
 
 
-def set_ef_search(cursor, ef_search: int) -> None:
+def set_ef_search(cursor: CursorWrapper, ef_search: int) -> None:
     """hnsw.ef_search for the current transaction only (the index reads it when a scan starts)."""
     cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
 
@@ -142,7 +143,7 @@ def semantic_candidates(
     """The `limit` chunks in scope nearest to the query by cosine distance."""
     literal = vector_literal(query_vector)
     plan = SemanticPlan(force, EF_SEARCH_MIN if force == "hnsw" else None) if force else semantic_plan(scope, limit)
-    if plan.path == "exact":
+    if plan.path == "exact" or plan.ef_search is None:
         return SemanticCandidates(_fetch(*knn_query(scope, literal, limit, exact=True)), "exact", None)
     rows = _fetch_with_ef_search(plan.ef_search, *knn_query(scope, literal, limit, exact=False))
     if not force and len(rows) < limit and scope.chunks_in_scope > len(rows):

@@ -69,8 +69,8 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
                 candidate.score *= settings.AS_OF_VERSION_BOOST
         candidates.sort(key=lambda c: -c.score)
     head, tail = candidates[:window], candidates[window:]
-    keys = {c.chunk_id: version_key(c.row["release_label"]) for c in head if c.row["release_label"]}
-    keys = {chunk_id: key for chunk_id, key in keys.items() if key}
+    labelled = {c.chunk_id: version_key(c.row["release_label"]) for c in head if c.row["release_label"]}
+    keys = {chunk_id: key for chunk_id, key in labelled.items() if key}
     if not as_of_version and keys:
         # Among passages on one question, an older release's reads as the past: it ranks a little lower.
         series = {chunk_id: version_key(series_label(c.row["release_label"])) or keys[chunk_id]

@@ -51,6 +51,14 @@ def test_markers_number_each_source_once_in_order(workspace, api_versions, licen
     assert all(0 <= c["relevance"] <= 1 for c in citations)
 
 
+def test_a_citations_relevance_is_how_near_its_statement_is_to_the_question(workspace, api_versions, licensed):
+    """Shown as "relevance 61%": the ranker's score passed 1 for nearly every statement, and every source read 100%."""
+    _, asked = _composed(QUESTION, _results(workspace))
+    _, unrelated = _composed("Which log format does the gateway write?", _results(workspace, "log format gateway"))
+    assert asked and all(0 < c["relevance"] < 1 for c in asked), asked
+    assert not unrelated or max(c["relevance"] for c in unrelated) < max(c["relevance"] for c in asked)
+
+
 def test_conflict_states_the_newest_and_cites_the_older_version(workspace, api_versions, licensed):
     # 2.0 -> 3.0 is a change within one family, not a contradiction: the older side comes from lineage.
     assert not Contradiction.objects.filter(workspace=workspace, status="pending").exists()

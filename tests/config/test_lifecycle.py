@@ -186,6 +186,7 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
         [sys.executable, "-m", "config.launcher"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**environ, "DATA_DIR": str(data_dir), "DOCENT_PORT": str(port), "EMBEDDED_PG_SHARED_BUFFERS": "128MB",
              "DOCENT_WORKER_CONCURRENCY": "1"},
+        start_new_session=True,  # its own process group, as a terminal's: Ctrl-C below reaches every process in it
     )
     console = _Lines(launcher.stdout)
     try:
@@ -217,9 +218,14 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
         # seconds), so the first server must be back to healthy soon, not at this very instant.
         assert _wait_until(lambda: _healthy(f"{base}/healthz"), timeout=30)
     finally:
-        launcher.send_signal(signal.SIGINT)
+        os.killpg(launcher.pid, signal.SIGINT)  # Ctrl-C in the terminal
         launcher.wait(timeout=90)
     console.wait_for(r"^docent: stopped$", timeout=5)
+    # Ctrl-C is answered at once with what is stopping, then each process as it ends, none killed.
+    assert "docent: stopping worker, answers worker, scheduler, web, watcher (each finishes what it is doing, " \
+           "at most 20 s)" in console.lines
+    for name in ("worker", "answers worker", "scheduler", "web", "watcher"):
+        console.wait_for(rf"^docent: {name}: stopped in \d+\.\d s$", timeout=1)
     assert launcher.returncode == 0
 
     lines, shown = console.lines, data_dir.relative_to(ROOT)  # paths as the user typed them, from the project folder
@@ -233,7 +239,8 @@ def test_make_run_starts_calmly_serves_and_stops_everything(data_dir):
     logs = data_dir / "logs"
     assert "GET /no-such-page" in (logs / "access.log").read_text()
     assert "celery@" in (logs / "worker.log").read_text() and "answers@" in (logs / "answers.log").read_text()
-    assert " ERROR " not in (logs / "web.log").read_text()
+    web_log = (logs / "web.log").read_text()
+    assert " ERROR " not in web_log and "SIGKILL" not in web_log  # a normal stop leaves no alarming line
     assert postgres_pid(data_dir) is None and redis_pid(data_dir) is None
     assert _wait_until(lambda: not _processes_under(data_dir)), _processes_under(data_dir)
 

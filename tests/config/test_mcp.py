@@ -116,3 +116,11 @@ def test_an_agent_lists_the_tools_calls_each_and_is_refused_elsewhere(lumen):
     with pytest.raises(ExceptionGroup) as failed:  # the SDK's client: its task groups around the refusal
         _mcp(lumen["url"], "docent_wrong", ("releases", {"workspace": "lumen"}))
     assert "Server returned an error response" in repr(failed.value)
+
+
+@pytest.mark.parametrize("method", ["get", "delete", "put"])
+def test_anything_but_post_is_told_at_once_that_there_is_no_stream(client, method):
+    """A GET once held a web thread open with nothing to send until the client gave up."""
+    response = getattr(client, method)("/mcp", HTTP_AUTHORIZATION="Bearer docent_anything")
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert "served by POST" in response.json()["error"]

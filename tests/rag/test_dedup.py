@@ -9,12 +9,12 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from rag.admin import releases as admin_releases
 from rag.dedup import merge
 from rag.dedup.merge import chunks_detach, document_merge, documents_merge, workspace_merge
 from rag.dedup.neighbours import member_edges, pairwise_edges
 from rag.documents import documents_archive, documents_unarchive
 from rag.jobs import merging
+from rag.jobs import releases as jobs_releases
 from rag.management.commands import lineage_releases
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from devkit.synthetic_corpus import generate, write_markdown
@@ -365,6 +365,6 @@ def test_the_steps_after_a_merge_run_in_one_order_from_every_caller(monkeypatch)
     merge.releases_settle(workspace_id=1, rebuild=True, dry_run=True)
     assert steps == ["dry run"]
     steps.clear()
-    admin_releases._placed_again(1)
+    jobs_releases.releases_settle_run(workspace_id=1)  # after a calendar edit in the admin, in a worker
     assert steps == ["infer", "prune"]
-    assert {module.releases_settle for module in (merging, lineage_releases)} == {merge.releases_settle}
+    assert {module.releases_settle for module in (merging, lineage_releases, jobs_releases)} == {merge.releases_settle}

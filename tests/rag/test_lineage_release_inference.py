@@ -7,13 +7,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from rag.parsers import parse_document
 from rag.releases.series_pages import release_entries, releases_mentioned
-from rag.releases.calendar import calendar_read_once, calendar_update, release_calendar, release_calendar_entries
+from rag.releases.calendar import calendar_update, release_calendar, release_calendar_entries
 from rag.releases.inference import workspace_releases_infer
 from rag.releases.scope import documents_as_of, workspace_version_labels
 from rag.models import Document, DocumentFamily, Release
@@ -79,20 +77,6 @@ def test_the_calendar_comes_from_series_pages_and_staff_correct_it(workspace, st
         ("6.2.1", "2023-04-26", "staff"), ("7.4.7", "2024-07-20", "page")]
     Document.objects.filter(pk=undated.pk).update(archived=True)
     assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["6.2.1"]
-
-
-def test_within_one_search_the_calendar_is_read_once_and_read_again_after_it(workspace, staff_user):
-    calendar_update(document_id=_notes(workspace, PACKED_32, "Sphinx", "6.2.1", date="2023-04-25").pk)
-    with calendar_read_once():
-        with CaptureQueriesContext(connection) as queries:
-            assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["6.2.1"]
-            with calendar_read_once():  # a stage that keeps its own block reads the search's
-                assert [str(e.version) for e in release_calendar_entries(workspace_id=workspace.pk)] == ["6.2.1"]
-        assert len(queries) == 1
-        Release.objects.create(workspace=workspace, series="Sphinx", version="6.2.1", version_key="y", hidden=True,
-                               source=Release.Source.STAFF, set_by=staff_user)
-        assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["6.2.1"]  # as first read
-    assert release_calendar(workspace_id=workspace.pk) == []  # the next search sees the staff row
 
 
 def _export(workspace, packed: datetime, release: str, pages: dict[str, tuple[str, tuple[str, ...]]],

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('rag', '0020_document_inferred_release'),
+        ('rag', '0021_workspace_index_generation'),
     ]
 
     operations = [
