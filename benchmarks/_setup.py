@@ -24,11 +24,13 @@ def django_setup(*, encoder: str = "minilm", data_dir: Path | None = None) -> No
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
+    from config.configuration import first_start
     from config.embedded import ROLE_ENV, services_start
 
     # As a management command's: the services it starts stop when it ends, unless another process uses them.
     os.environ.setdefault(ROLE_ENV, "command")
     stop_on_signals()
+    first_start()  # DATA_DIR and its kept secret key (sign-ins), before the settings are read
     services_start()
     atexit.register(_services_release)
     django.setup()

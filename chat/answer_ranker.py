@@ -5,7 +5,8 @@ question, whether it states a value of the kind asked (a version, a duration, a 
 how much of the question's subject and its section title it holds, its shape (definition, list item,
 table row), where it stands in its passage and in the retrieval, its release against the question's
 scope, and whether it is only a heading or a pointer ("see ..."). A linear model trained on generated
-question / correct-statement pairs (demo/answer_training/, benchmarks/train_answer_ranker.py) weighs them;
+question / correct-statement pairs (demo/answer_training/, and the structural facts of thirteen real projects'
+reference docs: benchmarks/answer_projects.py; benchmarks/train_answer_ranker.py fits it) weighs them;
 the weights ship as chat/answer_ranker.json and are read here with plain Python, so answering never
 needs scikit-learn.
 """
@@ -30,6 +31,12 @@ FEATURES = (
 _POINTER = re.compile(r"^\s*(?:see|refer to|read|consult|check)\b|\b(?:see|refer to) (?:the |also |our )?"
                       r"[\w`\"' -]{0,60}(?:section|page|guide|how-?to|documentation|docs|chapter|reference)\b|"
                       r"\bfor (?:more|further|details|more information)\b|\bdescribed in\b|\bexplained in\b", re.I)
+# "This reference covers the Admin API shipped with Gateway 3.0.", "Applies to 3.0.x.": what a document is for, said
+# of the document itself; it answers only which release a page covers.
+_SCOPE = re.compile(r"^\s*(?:(?:this|these|the present) (?:[\w-]+ ){0,2}(?:documentation|document|docs|guide|reference|page|"
+                    r"manual|runbook|notes?|section|chapter|file|overview|tutorial)s? (?:covers?|describes?|documents?|"
+                    r"appl(?:y|ies) to|(?:is|are) (?:for|about|written for)|explains?|summari[sz]es?|lists?)|"
+                    r"appl(?:y|ies) to)\b", re.I)
 _ROW = re.compile(r"^[^:]{1,60}:\s*[^:]+(?:;\s*[^:;]{1,40}:\s*[^;]+)+$")
 _SENTENCE_END = re.compile(r"[.!?]\s*$")
 _WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -44,6 +51,12 @@ def heading_only(text: str) -> bool:
 def pointer(text: str) -> bool:
     """A statement that points elsewhere instead of saying ("See the upgrade guide")."""
     return bool(_POINTER.search(text))
+
+
+def about_the_document(text: str) -> bool:
+    """A statement about the document itself ("This guide covers everything an operator needs to run 3.0: ...",
+    "Applies to Lumen Gateway 3.0.x."): a page's scope, never the answer to what the page says."""
+    return bool(_SCOPE.search(text))
 
 
 def _share(terms: set[str], words: set[str]) -> float:

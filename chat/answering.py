@@ -23,7 +23,7 @@ from chat.extractive import Extract, compose_extractive, question_vector
 from chat.followups import InContext, question_in_workspace
 from chat.prompts import llm_messages
 from rag.llm import LLMError, stream_chat
-from rag.releases import release_calendar_entries, release_label, release_labels
+from rag.releases import release_calendar_entries, release_label, release_labels, release_line_said
 from rag.retrieval import SearchResultSet
 from rag.selectors import paths_as_seen, workspace_release_labels
 from chat.search import search_for_chat
@@ -111,7 +111,8 @@ def _compose(question: str, results: SearchResultSet, workspace) -> Extract:
     if plan is not None and plan.mode == "as_of":
         # Asked about one release or date: its statements answer, none replaced by a newer one.
         as_of = plan.as_of_version or (plan.as_of_date.isoformat() if plan.as_of_date else "") or "as of"
-        extract = compose_extractive(plan.query or question, results, as_of=as_of)
+        said = release_line_said(workspace_id=workspace.pk, label=as_of) if plan.as_of_version else ""
+        extract = compose_extractive(plan.query or question, results, as_of=as_of, as_of_said=said)
         if extract.abstained and plan.as_of_date is not None:
             extract.text = " ".join(filter(None, [extract.text, _before_first_release(plan.as_of_date, workspace)]))
         return extract

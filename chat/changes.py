@@ -38,6 +38,7 @@ _TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w
 # The words of a statement less its values: what two releases' wordings of one entry share.
 _VALUE_WORDS = re.compile(r"\b(?:\d+(?:[.:]\d+)*\w*|true|false|none|yes|no)\b", re.I)
 _SHARED_WORDS = 0.5
+_DEFAULT_VALUE = re.compile(r"\bdefault\s*[:=]?\s+(?!is\b|to\b|of\b)([^\s;,()]+?)(?=[.;,)]?(?:\s|$))", re.I)
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
 
 
@@ -65,6 +66,9 @@ def _facts(text: str) -> list[tuple[str, str, int, int]]:
     found += [(f.kind, f.text, f.start, f.end) for f in extract_facts(text)
               if f.kind not in ("obligation", "date") and free(f.start, f.end)]
     found += [("token", m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text) if free(m.start(), m.end())]
+    # What an entry's "Default:" field holds is its value, whatever its form ("Default: 4", "default 1").
+    found += [("default", m.group(1), m.start(1), m.end(1)) for m in _DEFAULT_VALUE.finditer(text)
+              if free(m.start(1), m.end(1))]
     return sorted(found, key=lambda fact: fact[2])
 
 
@@ -100,7 +104,7 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
         pairs.append((3, (a[0] or old[a[1]:a[2]], a[1], a[2]), (b[0] or new[b[1]:b[2]], b[1], b[2])))
     for kind_a, text_a, start_a, end_a in old_facts:
         for kind_b, text_b, start_b, end_b in new_facts:
-            if kind_a != kind_b or text_a.lower() == text_b.lower():
+            if kind_a != kind_b and "default" not in (kind_a, kind_b) or text_a.lower() == text_b.lower():
                 continue
             if any(text_a.lower() == t.lower() for _, t, _, _ in new_facts):
                 continue  # the old value is still stated in the new text: not what changed
@@ -150,11 +154,25 @@ def summary_line(old: Unit, new: Unit, old_label: str, new_label: str, *, releas
 
 
 def _pair_score(old: Unit, new: Unit, releases: Sequence[str] = ()) -> float:
-    """Both statements' scores, and the change bonus where they say one thing with values that differ."""
+    """Both statements' scores, and the change bonus where they are one entry or statement in two releases with
+    values that differ: two different statements with two values are no change."""
     close = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY
-    changed = close and (bool(fact_differences(old.text, new.text))
-                         or value_change(old.text, new.text, labels=tuple(releases)) is not None)
+    changed = close and same_statement(old, new) and (
+        bool(fact_differences(old.text, new.text)) or value_change(old.text, new.text, labels=tuple(releases)) is not None)
     return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
+
+
+def both_releases_row(units: Sequence[Unit], old_label: str, new_label: str, *,
+                      releases: Sequence[str] = ()) -> Unit | None:
+    """The most relevant row that gives both asked releases their own value ("max_body_size: 2.0 default: 10 MB;
+    2.1 default: 25 MB."): one entry in two releases, the change itself. None when no row does, or its values
+    are the same."""
+    rows = [unit for unit in units
+            if unit.relevance >= settings.ANSWER_RELEVANCE_FLOOR
+            and (old := row_for_release(unit.text, old_label)) != unit.text
+            and (new := row_for_release(unit.text, new_label)) != unit.text
+            and value_change(old, new, labels=(old_label, new_label, *releases)) is not None]
+    return max(rows, key=lambda unit: unit.relevance, default=None)
 
 
 def compose_change(topic: str, results: Sequence[Any], sides: Sequence[ChangeSide], *,
@@ -167,7 +185,9 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[ChangeSid
     units = answer_units(results)
     if not units:
         return Extract(NOTHING_FOUND, [], abstained=True, closest=closest_matches(results, units))
-    score_units(topic, units, kind="change")  # a value on each side, whatever words it uses for the subject
+    # A value on each side, whatever words it uses for the subject. The learned ranker was fitted on statements
+    # that answer alone; each side of a change is weighed by meaning, rare terms and whether it states a value.
+    score_units(topic, units, kind="change", ranker="hand")
     evidence = round(max(unit.relevance for unit in units), 4)
     if evidence < settings.ANSWER_RELEVANCE_FLOOR:
         return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
@@ -180,6 +200,11 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[ChangeSid
         pairs = [(old, new) for old in by_side[0][:window] for new in by_side[1][:window] if old.text != new.text]
         if pairs:
             chosen = list(max(pairs, key=lambda pair: _pair_score(*pair, releases)))
+    row = both_releases_row(units, sides[0].label, sides[-1].label, releases=releases) if len(sides) == 2 else None
+    if row is not None and all(best is None or row.relevance >= best.relevance for best in chosen[:1] + chosen[-1:]):
+        # One row states both releases' values ("2.0: 10 MB; 2.1: 25 MB") and no statement of one release is as
+        # much about the topic: the row answers both sides, each read at its own release's cell.
+        return _row_change(row, sides, releases=releases, evidence=evidence)
     parts: list[str] = []
     citations: list[dict] = []
     for side, best in zip(sides, chosen):
@@ -198,3 +223,18 @@ def compose_change(topic: str, results: Sequence[Any], sides: Sequence[ChangeSid
         if len(chosen) == 2 and old is not None and new is not None \
         and any(not is_release(value, releases) for value in values_in(old.text)) else ""
     return Extract((f"{summary}\n" if summary else "") + " ".join(parts), citations, evidence=evidence)
+
+
+def _row_change(row: Unit, sides: Sequence[ChangeSide], *, releases: Sequence[str], evidence: float) -> Extract:
+    """A change told from one row that gives each release its value: the change line, then each release's cell,
+    both cited to the row's source (whose date is not the older release's: none is said)."""
+    old_label, new_label = sides[0].label, sides[-1].label
+    cited = citation_for(row.result, n=1, position=row.result_rank + 1, relevance=round(min(1.0, max(0.0, row.relevance)), 3),
+                         sentence_ids=row.sentence_ids)
+    change = value_change(row_for_release(row.text, old_label), row_for_release(row.text, new_label),
+                          labels=(old_label, new_label, *releases))
+    assert change is not None  # both_releases_row keeps only rows whose cells differ
+    a, b, unit = change
+    summary = f"{a} -> {b}{' ' + unit if unit else ''} ({old_label} -> {new_label})."
+    parts = " ".join(f"In {label}: {row_for_release(row.text, label)} [1]" for label in (old_label, new_label))
+    return Extract(f"{summary}\n{parts}", [cited], evidence=evidence)

@@ -21,20 +21,24 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.answer_ranker import heading_only, pointer, ranker_score, unit_features
+from chat.answer_ranker import about_the_document, heading_only, pointer, ranker_score, unit_features
 from chat.citations import citation_for
 from chat.questions import answering_power, asked_value_kind, question_kind
 from chat.releases import row_for_release, subject_said, version_said, without_subjects
 from rag import embeddings
 from rag.facts import fact_differences
 from rag.embeddings import embed_with_cache
-from rag.releases import heading_release, of_release, parse_version, version_in_series
+from rag.releases import asks_whats_new, heading_release, of_release, parse_version, version_in_series
 from rag.retrieval import subjects_named
 from rag.selectors import chunks_other_versions, contradiction_decisions, decision_among
 from chat.units import Unit, answer_units, content_words, cosine, has_term  # noqa: F401 - has_term: evaluation's
 
 NOTHING_FOUND = "I found nothing in this workspace's documents that answers that."
 ABSTAINED = "The documents in this workspace don't answer that."
+# A release notes section that says what a release brings ("Highlights", "What's new in 5.0", "Features added"):
+# where a "what's new" answer begins.
+_HIGHLIGHTS_SECTION = re.compile(r"\b(?:highlights|what(?:'s|’s|\s+is)\s+new|new\s+features|features(?:\s+added)?|"
+                                 r"major\s+(?:changes|features)|new\s+in\b)", re.I)
 
 
 @dataclass
@@ -102,14 +106,15 @@ def _older_notes(results: Sequence[Any], as_of: str) -> set[int]:
 
 
 def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str = "",
-                vectors: dict[str, Sequence[float]] | None = None, subjects: set[str] = frozenset()) -> None:
+                vectors: dict[str, Sequence[float]] | None = None, subjects: set[str] = frozenset(),
+                ranker: str = "") -> None:
     """Relevance, what the abstention floor reads: meaning (encoder cosine) and the question's rare terms, a little
     for the retrieval rank. The score that orders the units: the learned ranker's (chat.answer_ranker: does it
     state a value of the asked kind about the asked subject, in the asked release?), or with ANSWER_RANKER "hand"
     relevance plus answering power. Both are multiplied down for a superseded or retired passage, or, for a
     question about one release (`as_of`), for another release's. `vectors`: the units' vectors by text where the
     caller read them already; `subjects`: whom the question names (a sibling's subject): naming them is not
-    answering."""
+    answering; `ranker`: "hand" or "learned" whatever ANSWER_RANKER says."""
     if not units:
         return
     kind = kind or question_kind(question)
@@ -127,14 +132,15 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
     # A term few candidate statements contain says more about which one answers than a common one.
     weights = {term: math.log(1 + len(units) / (1 + sum(term in words for words in unit_words))) for term in terms}
     total = sum(weights.values()) or 1.0
-    learned = settings.ANSWER_RANKER != "hand"
+    learned = (ranker or settings.ANSWER_RANKER) != "hand"
     # A change question reads each release's own notes: none of them is stale there.
     older_notes = set() if kind == "change" else \
         _older_notes(list({id(unit.result): unit.result for unit in units}.values()), as_of)
     for unit, unit_vector, words in zip(units, unit_vectors, unit_words):
         unit.vector = list(unit_vector)
         unit.cosine = cosine(vector, unit_vector)
-        rare = sum(weight for term, weight in weights.items() if term in words) / total
+        unit.asked_terms = {term: weight for term, weight in weights.items() if term in words}
+        rare = sum(unit.asked_terms.values()) / total
         unit.relevance = 0.7 * unit.cosine + 0.3 * rare + 0.03 / (1 + unit.result_rank)
         unit.power = answering_power(kind, unit.text, unit.kind, new_words=len(words - terms), subject=rare)
         release = _release_against(unit.result, as_of)
@@ -143,7 +149,10 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
             sentence_index=unit.sentence_index, result_rank=unit.result_rank, cosine=unit.cosine, rare=rare,
             power=unit.power, terms=terms, words=words, asked=asked, release=release,
             stale=not as_of and _is_stale(unit.result))
-        unit.evasive = learned and (heading_only(unit.text) and unit.kind != "item" or pointer(unit.text))
+        # A page's scope ("This reference covers ... 3.0.") answers only which release a page is of: asked
+        # that, of no release named, it may lead; otherwise it is filler, the more so for a question naming the release.
+        unit.evasive = learned and (heading_only(unit.text) and unit.kind != "item" or pointer(unit.text)) \
+            or about_the_document(unit.text) and (asked != "version" or bool(as_of))
         unit.score = ranker_score(unit.features) if learned else \
             unit.relevance + settings.ANSWER_POWER_WEIGHT * unit.power
         factor = 1.0
@@ -156,6 +165,12 @@ def score_units(question: str, units: list[Unit], *, as_of: str = "", kind: str 
             factor = min(factor, settings.ANSWER_STALE_FACTOR)  # an older release's notes answer neither
         unit.relevance *= factor
         unit.score *= factor
+
+
+def _same_subject(lead: Unit, unit: Unit) -> bool:
+    """A further statement is about what the lead answers: it holds one of the question's words the lead holds
+    ("Kubernetes liveness probe": "The 3.0 chart requires Kubernetes 1.28" shares none with a lead on the probe)."""
+    return not lead.asked_terms or any(term in unit.asked_terms for term in lead.asked_terms)
 
 
 def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
@@ -173,8 +188,8 @@ def _pick(units: list[Unit], *, limit: int) -> list[Unit]:
     for unit in ranked:
         if len(picked) >= limit:
             break
-        if unit.score < floor:
-            continue
+        if unit.score < floor or picked and (unit.evasive or not _same_subject(picked[0], unit)):
+            continue  # a heading, a pointer, a page's scope or another subject's statement never follows the answer
         if unit.relevance < settings.ANSWER_RELEVANCE_FLOOR:
             continue
         words = content_words(unit.text)
@@ -201,6 +216,42 @@ def _steps(best: Unit, units: list[Unit]) -> Unit:
     indexes = tuple(dict.fromkeys([*best.indexes[:1 if led else 0], *(u.indexes[-1] for u in items)]))
     return Unit(best.result_rank, best.result, indexes, text, "steps", score=best.score, cosine=best.cosine,
                 relevance=best.relevance, power=best.power, vector=best.vector)
+
+
+def _highlights(question: str, units: list[Unit], as_of: str) -> Unit | None:
+    """A "what's new" answer: the highlights of the asked release's own notes (the newest release's for the
+    present), each item's first statement in the notes' order, as many as one answer holds; None when no notes'
+    highlights section is among the results."""
+    if not asks_whats_new(question):
+        return None
+    sections: dict[int, tuple[Any, list[Unit]]] = {}
+    for unit in units:
+        heading = (getattr(unit.result, "heading_path", "") or "").split(">")[-1]
+        # Each highlight is about itself, not the question's words: the answer's floor is met already.
+        if _HIGHLIGHTS_SECTION.search(heading) and notes_release(unit.result) and _release_against(unit.result, as_of) >= 0:
+            sections.setdefault(unit.result.chunk_id, (unit.result, []))[1].append(unit)
+    if not sections:
+        return None
+
+    def newest(section: tuple[Any, list[Unit]]) -> tuple:
+        version = parse_version(notes_release(section[0]))
+        return version is not None, version, -section[0].chunk_id
+
+    result, found = max(sections.values(), key=newest)
+    items: list[Unit] = []
+    for unit in sorted(found, key=lambda u: u.indexes):
+        if unit.evasive or any(set(unit.indexes) & set(item.indexes) for item in items):
+            continue  # an item's later sentences: its first one says what it is
+        if sum(len(item.text.split()) for item in [*items, unit]) > 2 * settings.ANSWER_UNIT_MAX_WORDS:
+            break
+        items.append(unit)
+    if not items:
+        return None
+    best = max(items, key=lambda u: u.score)
+    return Unit(best.result_rank, result, tuple(i for item in items for i in item.indexes),
+                " ".join(item.text if item.text.endswith((".", "!", "?")) else item.text + "." for item in items),
+                "steps", score=best.score, cosine=best.cosine, relevance=max(u.relevance for u in items),
+                power=best.power, vector=best.vector)
 
 
 def _lead_text(unit: Unit) -> str:
@@ -376,12 +427,13 @@ def _quoted(text: str) -> str:
     return text.rstrip().rstrip(".")
 
 
-def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = "") -> Extract:
+def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = "", as_of_said: str = "") -> Extract:
     """The best 1-3 statements, best first, one [N] per source; where versions disagree the current
     statement leads and one line names the older one. Below the relevance floor: an abstention.
 
     For a question about one release (`as_of`, the search already scoped to it) that release's
-    statements are what is asked for: no newer version replaces them.
+    statements are what is asked for: no newer version replaces them; the answer is headed with `as_of_said`
+    ("In 2.1 (2.1.2):"), else `as_of`.
     """
     units = answer_units(results, examples=question_kind(question) == "steps")
     if not units:
@@ -396,7 +448,10 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
         return Extract(ABSTAINED, [], abstained=True, closest=closest_matches(results, units), evidence=evidence)
     if question_kind(question) == "steps" and picked[0].kind == "item":
         picked = [_steps(picked[0], units)]
-    statements, notes = (picked, []) if as_of else _resolve_conflicts(question, picked, units)
+    highlights = _highlights(question, units, as_of)
+    if highlights is not None:
+        picked = [highlights]  # what a release brings, from its own notes, is the answer: no other page replaces it
+    statements, notes = (picked, []) if as_of or highlights else _resolve_conflicts(question, picked, units)
 
     numbers: dict[int, int] = {}
     citations: list[dict] = []
@@ -420,7 +475,7 @@ def compose_extractive(question: str, results: Sequence[Any], *, as_of: str = ""
     lines = [f"{subject_said(getattr(unit.result, 'subject', ''), row_for_release(unit.text, release))} "
              f"[{cite(unit, 'answer', unit.result_rank + 1)}]" for unit in statements]
     if lines and release:
-        lines[0] = version_said(as_of, lines[0])
+        lines[0] = version_said(as_of_said or as_of, lines[0])
     if notes:
         # One clean line: the most recent older statement that differs from the current one.
         older, _newer = max(notes, key=lambda pair: _date_key(pair[0].result.doc_date))

@@ -4,7 +4,7 @@ from django import forms
 from pydantic import ValidationError
 
 from chat.options import DATES, ConversationOptions
-from rag.releases import version_key
+from rag.releases import series_label, version_key
 from rag.retrieval import DOC_TYPE_MODES
 
 # ConversationOptions' rules, by the field each names, as the panel says them to a person (the API's wording
@@ -39,8 +39,9 @@ class SearchOptionsForm(forms.Form):
         )
         labels = list(version_labels)
         stored = self.initial.get("as_of_version") or ""
-        same_release = [label for label in labels if stored and version_key(label) == version_key(stored)]
-        if same_release:  # "3.0.0" stored, "3.0" offered: one release, offered once
+        same_release = [label for label in labels if stored and version_key(series_label(label)) == version_key(
+            series_label(stored))]
+        if same_release:  # "3.0.0" or "2.1.2" stored, the line offered: one line, offered once (the scope is the line)
             self.initial["as_of_version"] = same_release[0]
         elif stored:
             labels.append(stored)  # its documents are gone; shown, so the panel says what the search does

@@ -30,7 +30,8 @@ _VALUE = re.compile(
     r"what (?:port|version|path|command|endpoint|header|value|status|code|file|setting|option|directory|url|flag)|"
     r"timeout|size|port|lifetime|ttl|expiry|expire|interval|retention|threshold|number of|name of|called|"
     r"base path|endpoint|command|setting|option|header|status code|error code|when (?:does|do|is|are|will))\b", re.I)
-_DEFINITION = re.compile(r"^\s*(?:what (?:is|are|does) (?:an? |the )?[\w.`'-]+(?: [\w.`'-]+){0,3}\s*(?:mean)?\??\s*$|"
+# "What is a consumer?", also after a clause that sets where ("In Lumen terminology, what is a consumer?").
+_DEFINITION = re.compile(r"^\s*(?:[^,?]{1,40},\s*)?(?:what (?:is|are|does) (?:an? |the )?[\w.`'-]+(?: [\w.`'-]+){0,3}\s*(?:mean)?\??\s*$|"
                          r"what does .* mean|define\b|explain\b)", re.I)
 
 # A value a reader can act on that facts.py does not name: a path, a port, a setting or a command.

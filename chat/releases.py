@@ -7,7 +7,8 @@ import re
 from rag.releases import version_key
 
 # A table row whose columns are releases, as the readers write it: "Maximum request body: 2.0: 10 MB; 2.1: 25 MB."
-_RELEASE_CELL = re.compile(r"(v?\d+(?:\.\d+)+)\s*:\s*([^;]+?)\s*(?:;\s*|\.?\s*$)")
+# "2.1: 25 MB" or, where a table's header names what each release column holds, "2.1 default: 25 MB".
+_RELEASE_CELL = re.compile(r"(v?\d+(?:\.\d+)+)(?:\s+([a-z]+))?\s*:\s*([^;]+?)\s*(?:;\s*|\.?\s*$)")
 
 
 def row_for_release(text: str, label: str = "") -> str:
@@ -22,7 +23,7 @@ def row_for_release(text: str, label: str = "") -> str:
     for match in _RELEASE_CELL.finditer(rest):
         if match.start() != end:
             return text  # something else than release cells in the row
-        cells.append((match.group(1), match.group(2)))
+        cells.append((match.group(1), " ".join(filter(None, match.group(2, 3)))))
         end = match.end()
     if len(cells) < 2 or end != len(rest) or not all(version_key(release) for release, _ in cells):
         return text

@@ -24,6 +24,7 @@ _STOP = frozenset(
     "who why will with you your should there their much many get set use used using".split()
 )
 # "auth.token_ttl: Default 12h." / "Rate limit per API key: 2.0: 600 ...": a term (or a row's label) and its value.
+_NAME_PARTS = re.compile(r"[._]")  # "proxy.upstream_timeout", "max_body_size"; not "2.0" (no part is a word)
 _TERM = re.compile(r"^(?P<term>[^\s:][^:]{0,80}?):\s+\S")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 # A sentence that leans on the one before it ("It defaults to 12h.").
@@ -55,7 +56,8 @@ class Unit:
     power: float = 0.0  # how much of what the question asks for it states (chat.questions)
     vector: list[float] = field(default_factory=list, repr=False)
     features: list[float] = field(default_factory=list, repr=False)  # chat.answer_ranker.FEATURES
-    evasive: bool = False  # only a heading, or a pointer elsewhere ("see ..."): never the lead
+    evasive: bool = False  # only a heading, a pointer elsewhere ("see ...") or a page's scope: never the lead
+    asked_terms: dict[str, float] = field(default_factory=dict, repr=False)  # the question's terms it holds, by rarity
 
     @property
     def key(self) -> tuple[int, int]:
@@ -71,9 +73,12 @@ class Unit:
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased words minus stop words, a plural "s" dropped so "tokens" meets "token"."""
-    words = {w.strip("._-") for w in _WORD.findall(text.lower())} - _STOP
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+    """Lower-cased words minus stop words, a plural "s" dropped so "tokens" meets "token". A setting's or a
+    function's name is its parts too ("proxy.upstream_timeout": proxy, upstream, timeout), so the question
+    "the default upstream timeout" meets the entry that names it."""
+    words = {w.strip("._-") for w in _WORD.findall(text.lower())}
+    words |= {part for word in words if _NAME_PARTS.search(word) for part in _NAME_PARTS.split(word) if len(part) > 2}
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words - _STOP}
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

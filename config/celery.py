@@ -19,6 +19,7 @@ from celery import Celery
 from celery.beat import PersistentScheduler
 from celery.signals import beat_init, setup_logging, worker_init, worker_process_init, worker_ready, worker_shutdown
 
+from config.configuration import first_start
 from config.embedded import services_start
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -59,6 +60,7 @@ _pool_process_threads: int | None = None
 @beat_init.connect
 def _services_start(**kwargs) -> None:
     """Before the worker or beat talks to the broker or the database; connected first, so before the encoder preload."""
+    first_start()
     services_start()
 
 

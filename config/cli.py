@@ -17,6 +17,7 @@ import warnings
 
 from django.conf import settings
 
+from config.configuration import first_start
 from config.embedded import ROLE_ENV, embedded_release, lease_held, services_start
 
 # Commands that open no database or broker connection: they start no embedded service.
@@ -95,6 +96,7 @@ def main(argv: list[str]) -> None:
 
     try:
         if services_needed(argv):
+            first_start()  # DATA_DIR and the kept secret key, before the settings are read
             services_start()
             if command not in SCHEMA_FREE_COMMANDS:
                 import django

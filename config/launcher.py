@@ -23,10 +23,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import environ
-
 from config.cli import schema_ensure
-from config.instance import LOCAL_HOSTS, DataDirLock, InstanceError, bind_check, data_dir_lock, port_check
+from config.configuration import configuration_read, data_dir, first_start, problems_stop
+from config.instance import DataDirLock, InstanceError, bind_check, data_dir_lock, port_check
 from config.embedded import ROLE_ENV, STATES, owner_claim, services_start, stop_embedded
 
 BIN = Path(sys.executable).parent
@@ -199,22 +198,22 @@ def _services_say() -> None:
 
 
 def preflight() -> DataDirLock:
-    """Before anything starts: a bind that ALLOWED_HOSTS covers, this data folder to ourselves, a free port.
+    """Before anything starts: values that fit their declarations, a bind that ALLOWED_HOSTS covers, this data
+    folder to ourselves, a free port; then the first-start step (a SECRET_KEY when serving the network, DATA_DIR,
+    the kept secret key) before any settings are read.
 
-    Reads the environment (and .env) as settings will, before settings run: a second launcher
-    must be refused before it touches the first one's folder or services.
+    A second launcher must be refused before it touches the first one's folder or services.
     """
-    env = environ.Env()
-    environ.Env.read_env(ROOT / ".env", overwrite=False)
-    host = env.str("DOCENT_HOST", default="127.0.0.1")
+    configuration, problems = configuration_read()
+    problems_stop(problems)
     try:
-        port = env.int("DOCENT_PORT", default=8000)
-        bind_check(host, env.list("ALLOWED_HOSTS", default=LOCAL_HOSTS))
-        lock = data_dir_lock(Path(env.str("DATA_DIR", default=str(ROOT / "var"))).resolve())
-        port_check(host, port)
-    except (InstanceError, ValueError) as exc:
+        bind_check(configuration.DOCENT_HOST, configuration.ALLOWED_HOSTS)
+        lock = data_dir_lock(data_dir(configuration))
+        port_check(configuration.DOCENT_HOST, configuration.DOCENT_PORT)
+    except InstanceError as exc:
         _say(f"configuration error: {exc}")
         raise SystemExit(2) from None
+    first_start()
     return lock
 
 

@@ -1,9 +1,9 @@
 """gunicorn's hooks (`--config python:config.web_server`): the bind checked before it listens; each web process
 builds its query encoder after the fork; the access log's format, without query strings; a quick exit.
 
-Before gunicorn binds, `on_starting` refuses a bind beyond loopback unless ALLOWED_HOSTS names
-the hosts served and the instance serves the network (config.instance.web_bind_check): the
-launcher's own check does not run for a gunicorn started by hand.
+Before gunicorn binds, `on_starting` takes the first-start step (config.configuration.first_start) and refuses a
+bind beyond loopback unless ALLOWED_HOSTS names the hosts served and the instance serves the network
+(config.instance.web_bind_check): the launcher's own check does not run for a gunicorn started by hand.
 
 The master (--preload) imports the app and makes sure the ONNX export exists (config/wsgi.py);
 the onnxruntime session itself is built in each process, because a session's thread pool does
@@ -18,6 +18,7 @@ import os
 import sys
 from typing import Any
 
+from config.configuration import first_start
 from config.instance import InstanceError, web_bind_check
 
 
@@ -28,6 +29,9 @@ access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(
 
 
 def on_starting(server: Any) -> None:
+    # A SECRET_KEY when serving the network, DATA_DIR, the kept key: before the settings are read, and before the
+    # web processes forked from this one read them.
+    first_start()
     from django.conf import settings
 
     try:

@@ -14,10 +14,12 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from config.configuration import first_start
 from config.embedded import services_start
 from rag.sentences import sentence_spans
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+first_start()  # DATA_DIR and the kept secret key, before the settings are read
 services_start()  # in gunicorn's master under --preload: its web processes share its lease
 application = get_wsgi_application()
 

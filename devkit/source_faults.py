@@ -17,11 +17,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 
 from rag.models import IndexingJobItem
 from rag.sources import SourceError, source_sync
+from rag.sources.selectors import sync_queued_key
 
 _GIT_ENV = {"GIT_AUTHOR_NAME": "Docs", "GIT_AUTHOR_EMAIL": "docs@example.com", "GIT_COMMITTER_NAME": "Docs",
             "GIT_COMMITTER_EMAIL": "docs@example.com", "GIT_AUTHOR_DATE": "1704110400 +0000",
@@ -106,6 +108,12 @@ def sync_outcome(source_id: int) -> dict:
 def _percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def first_sync_taken(source_id: int) -> None:
+    """As a worker does when it starts the sync queued on adding a source (rag.sources.services.source_add): the
+    queued mark gone, so the next "Sync now" queues one again."""
+    cache.delete(sync_queued_key(source_id))
 
 
 def _said(content: bytes) -> str:

@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
 
-from rag.releases import release_labels, workspace_version_labels
+from rag.releases import release_lines, workspace_version_labels
 from rag.models import (
     CanonicalRecord,
     Chunk,
@@ -134,9 +134,8 @@ def job_list(*, workspace: Workspace) -> QuerySet[IndexingJob]:
 
 
 def version_labels(*, workspace: Workspace) -> list[str]:
-    """The workspace's releases, one label each, newest first: the choices of "answer as of"."""
-    releases = release_labels(workspace_id=workspace.pk)
-    return [releases[key] for key in sorted(releases, reverse=True)]
+    """The workspace's release lines ("2.1", never "2.1.2" beside it), newest first: the choices of "answer as of"."""
+    return list(release_lines(workspace_id=workspace.pk))
 
 
 # --- a document's family and the version to compare it with -------------------------------------

@@ -113,3 +113,76 @@ def test_a_failed_documents_page_leads_with_the_failure_and_what_to_do(browser_p
     assert "This file could not be indexed" in failed.inner_text() and "What to do:" in failed.inner_text()
     shown = page.locator("main").inner_text()
     assert "(from —)" not in shown and "no version label found" not in shown
+
+
+PHONE = 390  # an iPhone 12-15's width in CSS pixels
+
+
+@pytest.fixture
+def phone_demo(transactional_db, django_db_serialized_rollback, tmp_path):
+    """The demo workspace on its trial, with long titles and paths and a source deep in the server's folders."""
+    from licensing.services import trial_start
+    from rag.models import Source
+    from tests.rag.factories import DocumentFactory
+
+    staff = UserFactory(username="staff", is_staff=True, is_superuser=True)
+    workspace = WorkspaceFactory(slug="demo", name="Demo", members=[staff], builtin_demo=True)
+    assert trial_start(workspace_id=workspace.pk)
+    for release in ("2.0", "2.1", "3.0"):
+        DocumentFactory(workspace=workspace, title=f"Lumen Gateway {release} Administration and Operations Guide",
+                        path=f"/srv/docs/lumen-gateway/releases/{release}/operations/administration-guide-{release}.md")
+    share = tmp_path / "shared-documentation" / "lumen-gateway" / "operations-and-administration"
+    share.mkdir(parents=True)
+    Source.objects.create(workspace=workspace, name="operations-share", kind=Source.Kind.FOLDER, location=str(share),
+                          every_minutes=0)
+    Conversation.objects.create(user=staff, workspace=workspace, title="An older conversation")
+    return Conversation.objects.create(user=staff, workspace=workspace, title="Rate limits per API key")
+
+
+def _one_line_badge(page) -> None:
+    badge = page.locator(".tier-badge")
+    lines = page.evaluate("(() => { const b = document.querySelector('.tier-badge'); "
+                          "return b.getBoundingClientRect().height / parseFloat(getComputedStyle(b).lineHeight); })()")
+    assert badge.is_visible() and lines < 1.6, f"the badge takes {lines:.1f} lines"
+
+
+def test_on_a_phone_no_page_scrolls_sideways_the_conversation_leads_and_the_badge_is_one_line(
+        browser_page, live_server, phone_demo):
+    page = browser_page
+    page.set_viewport_size({"width": PHONE, "height": 844})
+    log_in(page, live_server.url, "staff", start=f"/chat/{phone_demo.pk}/")
+    page.wait_for_url(f"**/chat/{phone_demo.pk}/")
+    for name, path in (("chat", f"/chat/{phone_demo.pk}/"), ("documents", "/documents/"),
+                       ("sources", "/documents/sources/"), ("licenses", "/admin/licensing/license/")):
+        page.goto(f"{live_server.url}{path}")
+        page.screenshot(path=str(ARTIFACTS / f"phone-{name}.png"), full_page=True)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE, f"{name}: the page is {width} px wide"
+        if name != "licenses":
+            _one_line_badge(page)
+        if name == "chat":
+            # The conversation first; the list below it, one link away.
+            assert _box(page, "section.chat-main")["y"] < _box(page, "#conversation-list")["y"]
+            assert _box(page, "#id_question")["y"] < _box(page, "#conversation-list")["y"]
+            page.click("a.to-conversations")
+            assert page.locator("#conversation-list").is_visible()
+            assert _box(page, "#conversation-list")["y"] < 844
+        if name in ("documents", "sources"):
+            # The table scrolls inside its own box; a path breaks at its separators, not a letter a line.
+            table = page.locator(".table-scroll").first
+            assert table.evaluate("box => box.scrollWidth >= box.clientWidth") and _box(page, ".table-scroll")[
+                "width"] <= PHONE
+            path = page.locator("table .path").first.bounding_box()
+            assert path["width"] >= 100, path
+
+
+def test_on_a_laptop_the_chat_keeps_its_three_columns(browser_page, live_server, phone_demo):
+    page = browser_page
+    page.set_viewport_size({"width": 1366, "height": 900})
+    log_in(page, live_server.url, "staff", start=f"/chat/{phone_demo.pk}/")
+    page.wait_for_url(f"**/chat/{phone_demo.pk}/")
+    side, main = _box(page, ".chat-side"), _box(page, "section.chat-main")
+    assert side["x"] + side["width"] <= main["x"] and abs(side["y"] - main["y"]) < 40
+    assert not page.locator("a.to-conversations").is_visible()
+    _one_line_badge(page)
+    assert page.locator(".tier-badge").inner_text().startswith("Writer Pro trial · until")

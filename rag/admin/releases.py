@@ -12,8 +12,10 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.timezone import localtime
 
+from django.db.models import QuerySet
+
 from rag.jobs import releases_settle_request, releases_settle_state
-from rag.releases import parse_version, version_key
+from rag.releases import best_cased, parse_version, version_key
 from rag.models import Release, Workspace
 
 
@@ -34,14 +36,28 @@ class ReleaseForm(forms.ModelForm):
         return str(parsed)
 
 
+class SeriesFilter(admin.SimpleListFilter):
+    """One choice per series however its pages case it ("LUMEN GATEWAY" and "Lumen Gateway" are one series)."""
+
+    title = "series"
+    parameter_name = "series"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        names = best_cased(model_admin.get_queryset(request).exclude(series="").values_list("series", flat=True))
+        return sorted(((key, name) for key, name in names.items()), key=lambda choice: choice[1].casefold())
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(series__iexact=self.value()) if self.value() else queryset
+
+
 @admin.register(Release)
 class ReleaseAdmin(admin.ModelAdmin):
     """Each release a series page states, with its date and where it was read. A row staff save is the calendar's
     word on its release (read rows follow their pages); saving places the workspace's documents again."""
 
     form = ReleaseForm
-    list_display = ["__str__", "date", "workspace", "source", "how", "page", "hidden"]
-    list_filter = ["workspace", "source", "hidden", "series"]
+    list_display = ["release", "date", "workspace", "source", "how", "page", "hidden"]
+    list_filter = ["workspace", "source", "hidden", SeriesFilter]
     search_fields = ["series", "version", "document__title"]
     fields = ["workspace", "series", "version", "date", "hidden", "source", "how", "page", "set_by", "updated_at"]
     readonly_fields = ["source", "how", "page", "set_by", "updated_at"]
@@ -50,6 +66,17 @@ class ReleaseAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Release | None = None) -> list[str]:
         # A read row keeps its workspace; staff date it, hide it or correct its series.
         return [*self.readonly_fields, "workspace"] if obj else self.readonly_fields
+
+    def get_changelist_instance(self, request: HttpRequest):  # noqa: ANN201 - Django's ChangeList
+        # The series as shown: its best-cased form among all rows, read once per page (a page served meanwhile in
+        # another thread reads the same names, or names a moment older).
+        self._series_shown = best_cased(Release.objects.exclude(series="").values_list("series", flat=True))
+        return super().get_changelist_instance(request)
+
+    @admin.display(description="release", ordering="version_key")
+    def release(self, obj: Release) -> str:
+        series = getattr(self, "_series_shown", {}).get(obj.series.casefold(), obj.series)
+        return f"{series} {obj.version}".strip()
 
     @admin.display(description="read from")
     def page(self, obj: Release) -> str:

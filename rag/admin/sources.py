@@ -41,6 +41,11 @@ class SourceAdmin(admin.ModelAdmin):
     readonly_fields = ("paused_reason", "last_sync_at", "last_job", "last_changes", "last_error", "state", "created_at")
     actions = ["sync_now"]
 
+    def save_model(self, request: HttpRequest, obj: Source, form, change: bool) -> None:  # noqa: ANN001
+        super().save_model(request, obj, form, change)
+        if not change:  # added here as on the page: its first sync queued, whatever its schedule
+            source_sync_request(source=obj, user=request.user)
+
     @admin.display(description="location")
     def where(self, source: Source) -> str:
         return location_shown(source.location)

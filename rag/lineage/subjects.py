@@ -30,6 +30,10 @@ _COMPARABLE_LENGTH = 0.6  # two sentences of one template differ in length by th
 _BLANK_TOKENS = 4  # "Tidewater Marine", "Cirrus R20": a name, a word or two beside it
 _MIN_SENTENCE_TOKENS = 3  # "Policy - Norway": a title is a sentence of its template too
 
+# A sentence that gives an example ("For example, Alice signs in as admin."): a name in it is the example's, not
+# whom the document is for; two versions of one guide may pick other examples.
+_EXAMPLE = re.compile(r"\b(?:for (?:example|instance)|e\.\s?g\.|example:|examples:|such as|suppose|let's say|imagine)",
+                      re.I)
 _TOKEN = re.compile(r"\w(?:[\w'’&.-]*\w)?|[^\w\s]")
 # Capitalised words that begin sentences or name parts of a document, never a subject.
 _COMMON = {
@@ -151,13 +155,14 @@ def template_blanks(ours: tuple[str, ...], theirs: tuple[str, ...]) -> list[Blan
     """Where two documents' opening sentences are one template's sentence filled with different names.
 
     Each of our sentences is lined up with the closest of theirs; a pair counts when most of its tokens match
-    (one template's sentence), and then only where both sides hold a name in the same place.
+    (one template's sentence), and then only where both sides hold a name in the same place. An example sentence
+    names no subject.
     """
-    their_tokens = [tokens for tokens in map(_tokens, theirs) if not _title_case(tokens)]
+    their_tokens = [tokens for line in theirs if not _title_case(tokens := _tokens(line)) and not _EXAMPLE.search(line)]
     blanks: list[Blank] = []
     for line in ours:
         tokens = _tokens(line)
-        if len(tokens) < _MIN_SENTENCE_TOKENS or _title_case(tokens):
+        if len(tokens) < _MIN_SENTENCE_TOKENS or _title_case(tokens) or _EXAMPLE.search(line):
             continue
         best, best_ratio = None, 0.0
         for candidate in their_tokens:

@@ -56,6 +56,9 @@ _VERSION_DIRECTIVES = {
     "versionremoved": ("removed", "Removed in version {}"),
 }
 _FIELD = re.compile(r"^:((?:[^:\\\s]|\\.)(?:[^:\\]|\\.)*):(?:\s+(.*))?$")  # `:Date: 2025-02-27`
+# Sphinx info fields that name what they describe (`:param timeout:`): the name is what a reader asks about.
+_FIELD_ARGUMENT = {"param", "parameter", "arg", "argument", "key", "keyword", "kwarg", "kwparam"}
+_FIELD_KINDS = _FIELD_ARGUMENT | {"type", "raises", "raise", "except", "exception", "var", "ivar", "cvar", "vartype"}
 _LITERAL = re.compile(r"``([^`]+)``")
 _SIMPLE_TABLE_BORDER = re.compile(r"^\s*=+(?: +=+)+\s*$")
 _GRID_TABLE_BORDER = re.compile(r"^\s*\+(?:-+\+)+\s*$")
@@ -142,6 +145,15 @@ def _table_end(lines: list[str], start: int) -> int:
             return end + 1
         end += 1
     return end
+
+
+def _field_name(name: str) -> str:
+    """The name a body field is about: `:param timeout:` and `:type timeout:` are timeout's, `:raises ValueError:`
+    ValueError's; any other field (`:timeout:`, `:Version:`) is its own name."""
+    words = _strip_inline(name.replace("\\", "")).split()
+    if len(words) > 1 and words[0].lower() in _FIELD_KINDS:
+        return " ".join(words[1:]) + ("" if words[0].lower() in _FIELD_ARGUMENT else f" ({words[0].lower()})")
+    return " ".join(words)
 
 
 def _is_signature(directive: str) -> bool:
@@ -242,6 +254,14 @@ class _Reader:
                 block, end = _indented_block(lines, index + 1)
                 self.docinfo.add(writer, index + 1, [line, *block])
                 index = end
+                previous_blank = True
+                continue
+            if (field := _FIELD.match(stripped)) and previous_blank or field and _FIELD.match(lines[index - 1].strip()):
+                # A field list in the body (`:timeout: Seconds to wait. Default: 4.`, `:param retries: ...`): each
+                # field one "name: text" paragraph, as Sphinx shows it, never a raw `:name:`.
+                block, index = _indented_block(lines, index + 1, _indent(line))
+                writer.definition(_field_name(field.group(1)),
+                                  _strip_inline(" ".join([field.group(2) or "", *(part.strip() for part in block)])))
                 previous_blank = True
                 continue
             if _SIMPLE_TABLE_BORDER.match(line) or _GRID_TABLE_BORDER.match(line):

@@ -21,7 +21,8 @@ from datetime import datetime, time as dt_time
 from datetime import UTC
 from functools import lru_cache
 
-from django.db.models import Q
+from django.db import connection, transaction
+from django.db.models import Min, Q
 from packaging.version import Version
 
 from rag.index_cache import index_cached
@@ -40,6 +41,11 @@ class CalendarEntry:
 
 # How a calendar row is dated when its notes state no date: the page's own date stands in, below any stated one.
 FILE_DATE = "the page's date"
+# A release line no series page names, known from its documents' labels (the demo's 2.0: five pages labelled 2.0,
+# no 2.0 notes) and dated by the earliest of them; any page or staff row of the line outranks it.
+LABELLED = "its documents"
+# pg_advisory_xact_lock(namespace, workspace_id) while a workspace's LABELLED rows are written again.
+_LABELLED_LOCK = 0x4C41424C  # "LABL"
 
 
 def _moment(day: date_type) -> datetime:
@@ -48,11 +54,20 @@ def _moment(day: date_type) -> datetime:
 
 def calendar_update(*, document_id: int) -> int:
     """The document's series entries become its calendar rows (none once it is archived or gone)."""
+    count, workspace_id = _page_rows_update(document_id)
+    if workspace_id is not None:
+        labelled_lines_refresh(workspace_id=workspace_id)
+    return count
+
+
+def _page_rows_update(document_id: int) -> tuple[int, int | None]:
     document = Document.objects.filter(pk=document_id).values("workspace_id", "metadata", "doc_date", "archived",
                                                                "status").first()
     Release.objects.filter(document_id=document_id, source=Release.Source.PAGE).delete()
-    if document is None or document["archived"] or document["status"] != Document.Status.INDEXED:
-        return 0
+    if document is None:
+        return 0, None
+    if document["archived"] or document["status"] != Document.Status.INDEXED:
+        return 0, document["workspace_id"]
     rows = []
     for entry in (document["metadata"] or {}).get("release_entries") or []:
         version = parse_version(str(entry.get("version", "")))
@@ -66,13 +81,59 @@ def calendar_update(*, document_id: int) -> int:
         rows.append(Release(workspace_id=document["workspace_id"], series=str(entry.get("series", ""))[:100],
                             version=str(version), version_key=key, date=day, document_id=document_id, how=how))
     Release.objects.bulk_create(rows)
+    return len(rows), document["workspace_id"]
+
+
+def labelled_lines_refresh(*, workspace_id: int) -> int:
+    """The release lines the documents' labels name and no page or staff row dates, one row each dated by the
+    line's earliest document: without them the calendar (and the admin's view of it) missed a release every
+    "Answer as of" menu offers, and "the earliest release" named a later one. Returns how many rows."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:  # two merges of one workspace finishing together: one refresh at a time
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LABELLED_LOCK, workspace_id])
+        return _labelled_lines_write(workspace_id)
+
+
+def _labelled_lines_write(workspace_id: int) -> int:
+    Release.objects.filter(workspace_id=workspace_id, how=LABELLED).delete()
+    named = list(Release.objects.filter(Q(source=Release.Source.STAFF) | Q(document__archived=False),
+                                        workspace_id=workspace_id).values_list("series", "version"))
+    dated = {series_label(version) for _series, version in named}
+    first_day: dict[str, tuple[datetime, str]] = {}  # line -> (its earliest document's date, that label)
+    documents = Document.objects.active().filter(workspace_id=workspace_id, status=Document.Status.INDEXED) \
+        .exclude(version_label="").exclude(doc_date=None).exclude(date_source="upload_time")
+    for label, day in documents.values_list("version_label").annotate(first=Min("doc_date")).order_by():
+        line = series_label(label)
+        if parse_version(line) is not None and line not in dated and (line not in first_day or day < first_day[line][0]):
+            first_day[line] = (day, label)
+    names = best_cased(series for series, _version in named if series)
+    series = next(iter(names.values())) if len(names) == 1 else ""  # the workspace's one series, where it has one
+    rows = []
+    for line, (day, label) in first_day.items():
+        document_id = documents.filter(version_label=label, doc_date=day).values_list("pk", flat=True).first()
+        rows.append(Release(workspace_id=workspace_id, series=series, version=line, version_key=version_key(line),
+                            date=day.date(), document_id=document_id, how=LABELLED))
+    Release.objects.bulk_create(rows)
     return len(rows)
+
+
+def best_cased(names: Iterable[str]) -> dict[str, str]:
+    """casefolded series -> the form it is shown in: one series however its pages case it ("LUMEN GATEWAY 3.0 -
+    RELEASE NOTES" and "Lumen Gateway 2.1 Release Notes"), written as most pages write it in mixed case."""
+    counted: dict[str, dict[str, int]] = {}
+    for name in names:
+        forms = counted.setdefault(name.casefold(), {})
+        forms[name] = forms.get(name, 0) + 1
+    return {key: max(forms, key=lambda form: (form != form.upper() and form != form.lower(), forms[form], form))
+            for key, forms in counted.items()}
 
 
 def calendar_rebuild(*, workspace_id: int) -> int:
     """Every page's calendar rows read again (`merge_duplicates`, `lineage_releases`)."""
-    return sum(calendar_update(document_id=pk) for pk in Document.objects.filter(workspace_id=workspace_id)
-               .values_list("pk", flat=True))
+    count = sum(_page_rows_update(pk)[0] for pk in Document.objects.filter(workspace_id=workspace_id)
+                .values_list("pk", flat=True))
+    labelled_lines_refresh(workspace_id=workspace_id)
+    return count
 
 
 def release_calendar_entries(*, workspace_id: int) -> list[CalendarEntry]:
@@ -82,18 +143,18 @@ def release_calendar_entries(*, workspace_id: int) -> list[CalendarEntry]:
 
 
 def _calendar_entries(workspace_id: int) -> list[CalendarEntry]:
-    rows = Release.objects.filter(Q(source=Release.Source.STAFF) | Q(document__archived=False),
-                                  workspace_id=workspace_id).values_list("series", "version", "date", "source", "hidden",
-                                                                         "how")
+    rows = list(Release.objects.filter(Q(source=Release.Source.STAFF) | Q(document__archived=False),
+                                       workspace_id=workspace_id).values_list("series", "version", "date", "source",
+                                                                              "hidden", "how"))
     staff: dict[tuple[str, str], tuple[date_type | None, bool]] = {}
     read: dict[tuple[str, str], tuple[bool, date_type]] = {}  # (a file's date stood in, the earliest date)
     for series, version, day, source, hidden, how in rows:
         key = (series.casefold(), str(parse_version(version) or version))
         if source == Release.Source.STAFF:
             staff[key] = (day, hidden)
-        elif day is not None and (key not in read or (how == FILE_DATE, day) < read[key]):
-            read[key] = (how == FILE_DATE, day)  # a date the notes state wins over any file's date
-    names = {series.casefold(): series for series, *_rest in rows}
+        elif day is not None and (key not in read or (how in (FILE_DATE, LABELLED), day) < read[key]):
+            read[key] = (how in (FILE_DATE, LABELLED), day)  # a date the notes state wins over any file's date
+    names = best_cased(series for series, *_rest in rows)
     entries = []
     for key in sorted(set(read) | set(staff)):
         day, hidden = staff.get(key, (read[key][1] if key in read else None, False))
@@ -183,7 +244,7 @@ def _release_pages(workspace_id: int) -> list[tuple[str, Version, int]]:
     """(series, release, page) of every final release an indexed page of the workspace speaks for."""
     rows = [(series, parse_version(version), document_id) for series, version, document_id in Release.objects.filter(
         workspace_id=workspace_id, source=Release.Source.PAGE, hidden=False, document__archived=False,
-        document__status=Document.Status.INDEXED).values_list("series", "version", "document_id")]
+        document__status=Document.Status.INDEXED).exclude(how=LABELLED).values_list("series", "version", "document_id")]
     return [(series, version, pk) for series, version, pk in rows if version is not None and not version.is_prerelease]
 
 

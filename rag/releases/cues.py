@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "answer_states_a_change", "asks_history", "asks_newest_release", "asks_what_changed", "may_name_a_time",
-    "names_long_term_support", "names_the_latest_release",
+    "answer_states_a_change", "asks_history", "asks_newest_release", "asks_what_changed", "asks_whats_new",
+    "may_name_a_time", "names_long_term_support", "names_the_latest_release",
 ]
 
 # --- a change between releases ------------------------------------------------------------------------
@@ -74,6 +74,16 @@ _STATES_A_CHANGE = re.compile(r"\bwhat(?:'s| has| have| was)? (?:changed|new)\b|
 def answer_states_a_change(question: str) -> bool:
     """The answer has to state what changed, or that something still holds or no longer does."""
     return bool(_STATES_A_CHANGE.search(question))
+
+
+# "What's new in 3.0", "the new features of the latest release", "3.0 highlights": a release's own notes answer.
+_WHATS_NEW = re.compile(r"\bwhat(?:'s|’s|s|\s+is|\s+are)?\s+(?:new|the\s+(?:new\s+features|highlights))\b|"
+                        r"\bnew\s+features\b|\bhighlights\b", re.I)
+
+
+def asks_whats_new(question: str) -> bool:
+    """What a release brings ("what's new in 3.0", "highlights of the latest release"), not how one thing changed."""
+    return bool(_WHATS_NEW.search(question))
 
 
 # --- the newest release, long-term support, a release's history ----------------------------------------

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from django.db.models import Count
 
 from rag.index_cache import index_cached
+from rag.releases.calendar import series_label
 from rag.releases.order import version_key
 from rag.models import Document
 
@@ -40,3 +41,21 @@ def _release_labels(workspace_id: int) -> dict[str, str]:
 def release_label(label: str, releases: dict[str, str]) -> str:
     """`label` as its release is shown ("3.0.0" -> "3.0" where "3.0" is the release's label)."""
     return releases.get(version_key(label) or "", label) if label else label
+
+
+def release_lines(*, workspace_id: int) -> dict[str, str]:
+    """Release line ("2.1") -> the newest release of it the workspace holds documents of ("2.1.2"), newest line
+    first: a person picks a line in "Answer as of", and its newest patch answers (the scope is the whole line)."""
+    releases = release_labels(workspace_id=workspace_id)
+    lines: dict[str, str] = {}
+    for key in sorted(releases):  # oldest first: the last release of a line is its newest
+        lines[series_label(releases[key])] = releases[key]
+    return dict(sorted(lines.items(), key=lambda item: version_key(item[0]) or "", reverse=True))
+
+
+def release_line_said(*, workspace_id: int, label: str) -> str:
+    """How an answer names the release it answers from: "2.1 (2.1.2)" for the 2.1 line whose newest patch is 2.1.2,
+    "3.0" where the line is its own newest release."""
+    line = series_label(label)
+    newest = release_lines(workspace_id=workspace_id).get(line, "")
+    return f"{line} ({newest})" if newest and version_key(newest) != version_key(line) else line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from django.core.cache import cache
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -24,6 +25,15 @@ def source_get(*, user, pk: int) -> Source:
         return Source.objects.select_related("workspace", "last_job").get(pk=pk, workspace__members=user)
     except Source.DoesNotExist:
         raise Http404("No such source") from None
+
+
+# How long a queued sync holds the button: the sync task's hard time limit, so a lost message frees it then.
+SYNC_QUEUED_SECONDS = 960
+
+
+def sync_queued_key(source_id: int) -> str:
+    """The cache key that marks a sync queued and not yet started by a worker (rag.sources.services)."""
+    return f"source-sync-queued:{source_id}"
 
 
 def source_row(source: Source, *, staff: bool = True) -> dict:
@@ -48,6 +58,7 @@ def source_row(source: Source, *, staff: bool = True) -> dict:
         "last_sync": job_summary(job=job) if job else "never synced",
         "last_job_id": job.pk if job else None,
         "last_job_finished": bool(job and job.finished_at),
+        "sync_queued": cache.get(sync_queued_key(source.pk)) is not None,
         "last_changes": source.last_changes,
         "last_changes_text": changes_text(source.last_changes),
         "last_error": shown(source.last_error),

@@ -20,6 +20,7 @@ from rag.sources.folder import SourcePaused, folder_sync_job
 from rag.sources.git import GitSourceError, is_remote, location_check, location_shown
 from rag.sources.git_sync import git_mirror_dir, git_sync_job, source_document_prefix
 from rag.sources.locations import LocationRefused, local_folder, place_check
+from rag.sources.selectors import SYNC_QUEUED_SECONDS, sync_queued_key
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +66,10 @@ def source_check(
 def source_add(
     *, workspace: Workspace, name: str, kind: str, location: str, branch: str = "", tags_pattern: str = "",
     include: list[str] | None = None, exclude: list[str] | None = None, every_minutes: int = 60, watch: bool = False,
+    user=None,  # noqa: ANN001 - who added it, the first sync's job says so
 ) -> Source:
-    """A new source, checked but not yet synced (the caller syncs it, or the schedule does)."""
+    """A new source, checked, its first sync queued for a worker once the row is committed: whatever its schedule,
+    a source is read when it is added (an on-demand one sat "never synced" until someone pressed Sync now)."""
     location = source_check(name=name, kind=kind, location=location, branch=branch, tags_pattern=tags_pattern,
                             every_minutes=every_minutes, watch=watch)
     if Source.objects.filter(workspace=workspace, name=name).exists():
@@ -76,6 +79,7 @@ def source_add(
         include=list(include or []), exclude=list(exclude or []), every_minutes=every_minutes, watch=watch,
     )
     logger.info("source added", extra={"source_id": source.pk, "kind": kind, "location": location_shown(location)})
+    _sync_queue(source.pk, user_id=getattr(user, "pk", None) or 0)
     return source
 
 
@@ -96,22 +100,22 @@ def source_remove(*, source: Source, archive_documents: bool = False) -> int:
     return archived
 
 
-# How long a queued "Sync now" holds the button: the sync task's hard time limit, so a lost message frees it then.
-_QUEUED_SECONDS = 960
-
-
-def _queued_key(source_id: int) -> str:
-    return f"source-sync-queued:{source_id}"
-
-
 def source_sync_request(*, source: Source, user) -> None:
     """Queue one sync for a worker ("Sync now" on the page and in the admin): a fetch and a tree walk never run in a
     web request. SourceError when one is already queued or running: presses pile up nothing."""
     if source.last_job is not None and source.last_job.finished_at is None:
         raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
-    if not cache.add(_queued_key(source.pk), user.pk or 0, timeout=_QUEUED_SECONDS):
+    if not _sync_queue(source.pk, user_id=user.pk or 0):
         raise SourceError(f"a sync of {source.name} is already queued")
-    transaction.on_commit(lambda: task_send(SYNC_SOURCE, source.pk, user.pk or 0))
+
+
+def _sync_queue(source_id: int, *, user_id: int) -> bool:
+    """Queue one sync on commit, marked queued (the page shows it and polls) until a worker starts it; False when
+    one is queued already."""
+    if not cache.add(sync_queued_key(source_id), user_id, timeout=SYNC_QUEUED_SECONDS):
+        return False
+    transaction.on_commit(lambda: task_send(SYNC_SOURCE, source_id, user_id))
+    return True
 
 
 def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> IndexingJob:
@@ -121,32 +125,36 @@ def source_sync(*, source_id: int, enqueue: bool = True, created_by=None) -> Ind
     a sync is not started while the previous one's job is still running.
     """
     failure = ""
-    cache.delete(_queued_key(source_id))  # whoever asked is served by this sync
-    with transaction.atomic():
-        source = Source.objects.select_for_update(of=("self",)).select_related("workspace", "last_job") \
-            .filter(pk=source_id).first()
-        if source is None:
-            raise SourceError(f"no source {source_id}")
-        if source.last_job is not None and source.last_job.finished_at is None:
-            raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
-        now = timezone.now()
-        try:
-            with transaction.atomic():  # a savepoint: a sync that cannot start leaves nothing half-written
-                place_check(kind=source.kind, location=source.location)  # settings or links may have moved since
-                if source.kind == Source.Kind.GIT:
-                    job, changes = git_sync_job(source=source, enqueue=enqueue, created_by=created_by)
-                else:
-                    job, changes = folder_sync_job(source=source, enqueue=enqueue, created_by=created_by)
-        except (SourcePaused, GitSourceError, LocationRefused) as exc:
-            reason, paused = str(exc), isinstance(exc, SourcePaused)
-            Source.objects.filter(pk=source.pk).update(
-                last_sync_at=now, last_error=reason[:2000], paused_reason=reason[:500] if paused else "")
-            logger.warning("source sync not started", extra={"source_id": source.pk, "reason": reason})
-            failure = reason
-        else:
-            source.last_sync_at, source.last_job, source.last_changes = now, job, changes
-            source.last_error = source.paused_reason = ""
-            source.save(update_fields=["last_sync_at", "last_job", "last_changes", "last_error", "paused_reason"])
+    try:
+        with transaction.atomic():
+            source = Source.objects.select_for_update(of=("self",)).select_related("workspace", "last_job") \
+                .filter(pk=source_id).first()
+            if source is None:
+                raise SourceError(f"no source {source_id}")
+            if source.last_job is not None and source.last_job.finished_at is None:
+                raise SourceError(f"source {source.name} is still syncing (job {source.last_job.pk})")
+            now = timezone.now()
+            try:
+                with transaction.atomic():  # a savepoint: a sync that cannot start leaves nothing half-written
+                    place_check(kind=source.kind, location=source.location)  # settings or links may have moved since
+                    if source.kind == Source.Kind.GIT:
+                        job, changes = git_sync_job(source=source, enqueue=enqueue, created_by=created_by)
+                    else:
+                        job, changes = folder_sync_job(source=source, enqueue=enqueue, created_by=created_by)
+            except (SourcePaused, GitSourceError, LocationRefused) as exc:
+                reason, paused = str(exc), isinstance(exc, SourcePaused)
+                Source.objects.filter(pk=source.pk).update(
+                    last_sync_at=now, last_error=reason[:2000], paused_reason=reason[:500] if paused else "")
+                logger.warning("source sync not started", extra={"source_id": source.pk, "reason": reason})
+                failure = reason
+            else:
+                source.last_sync_at, source.last_job, source.last_changes = now, job, changes
+                source.last_error = source.paused_reason = ""
+                source.save(update_fields=["last_sync_at", "last_job", "last_changes", "last_error", "paused_reason"])
+    finally:
+        # Whoever asked is served by this sync. Cleared once its job (or its reason) is committed: a page polling
+        # in between sees "queued" or the job, never "never synced" (and stopped polling).
+        cache.delete(sync_queued_key(source_id))
     if failure:
         raise SourceError(failure)  # outside the transaction, which keeps the reason recorded above
     logger.info("source sync started", extra={"source_id": source.pk, "job_id": job.pk, **_flat(changes)})

@@ -32,6 +32,8 @@ def result(text: str, *, chunk_id: int = 1, heading_path: str = "Guide > Section
     ("How long do access tokens live?", "value"),
     ("How do I rotate an API key?", "steps"),
     ("What is a consumer?", "definition"),
+    ("In Celery's terms, what is a broker?", "definition"),  # a clause that sets where the term is used
+    ("In 2.0, what was the default port?", "value"),
     ("Is mTLS supported between proxy nodes?", "yesno"),
     ("Which authentication methods are supported?", "list"),
     ("What changed in the rate limit between 2.0 and 3.0?", "change"),

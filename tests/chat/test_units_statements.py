@@ -167,3 +167,93 @@ def test_an_entry_with_two_names_keeps_its_options_as_fields_not_text(db):
     texts = [unit.text for unit in _units(entry)]
     assert texts[0].startswith("copyright, project_copyright: Default: ''; Type: str | Sequence[str].")
     assert not any(raw_markup(_answer(text)) for text in texts)
+
+
+def test_a_body_field_list_and_a_table_row_are_records_with_their_names(db):
+    # An API page's field list (autodoc's `:param x:`) and a settings table: each value read with what it is of.
+    reference = ("Broker connections\n==================\n\nConnect to the broker and return the connection.\n\n"
+                 ":param connect_timeout: Seconds to wait for the broker.\n    Default: 4.\n"
+                 ":param max_retries: How many times to reconnect. Default: 100.\n:returns: The open connection.\n\n"
+                 "=====================  ========  ==========================\n"
+                 "Setting                Default   Meaning\n"
+                 "=====================  ========  ==========================\n"
+                 "``worker_prefetch``    ``4``     Tasks reserved per process.\n"
+                 "``result_expires``     ``1d``    How long results are kept.\n"
+                 "=====================  ========  ==========================\n")
+    texts = [unit.text for unit in _units(reference)]
+    assert "connect_timeout: Seconds to wait for the broker. Default: 4." in texts
+    assert "max_retries: How many times to reconnect. Default: 100." in texts
+    assert "result_expires: Default: 1d; Meaning: How long results are kept." in texts
+    assert not any(raw_markup(_answer(text)) for text in texts)
+
+
+def _scored(text: str, n: int, score: float, terms: dict[str, float], *, evasive: bool = False):
+    from chat.units import Unit
+
+    found = SimpleNamespace(chunk_id=n, document_id=n, heading_path="Deployment", text=text)
+    return Unit(n, found, (0,), text, "sentence", score=score, relevance=0.6, power=1.0, evasive=evasive,
+                asked_terms=terms)
+
+
+def test_a_further_statement_is_about_what_the_lead_answers_and_never_a_page_s_scope(db):
+    from chat.answer_ranker import about_the_document
+    from chat.extractive import _pick
+
+    # "What path should the Kubernetes liveness probe call?"
+    lead = _scored("Point the liveness probe at /healthz on the admin port.", 1, 0.95, {"liveness": 2.0, "probe": 1.5})
+    same = _scored("The readiness probe calls /readyz; /healthz only says the process runs.", 2, 0.9, {"probe": 1.5})
+    other = _scored("The Helm chart requires Kubernetes 1.28 or newer.", 3, 0.9, {"kubernetes": 1.0})
+    scope = _scored("This guide covers running the gateway 4.2 on Kubernetes: probes, storage and upgrades.", 4, 0.93,
+                    {"kubernetes": 1.0, "probe": 1.5}, evasive=True)
+    assert [unit.text for unit in _pick([other, scope, same, lead], limit=3)] == [lead.text, same.text]
+    assert about_the_document("This documentation covers version 1.3.")
+    assert about_the_document("Applies to Lumen Gateway 3.0.x and replaces the 2.0 overview.")
+    assert not about_the_document("This setting covers every route of the proxy.")
+
+
+def test_a_change_is_one_entry_in_two_releases_never_two_different_statements(db, settings):
+    from chat.changes import _pair_score, both_releases_row
+    from chat.releases import row_for_release
+    from chat.units import Unit
+
+    def unit(text: str, document_id: int, relevance: float = 0.6) -> Unit:
+        found = SimpleNamespace(chunk_id=document_id, document_id=document_id, heading_path="Settings", text=text)
+        return Unit(0, found, (0,), text, "sentence", score=0.5, relevance=relevance, vector=[1.0, 0.0])
+
+    # Celery's docs in two releases: the same entry with another value is a change; a different sentence is not.
+    old = unit("worker_prefetch_multiplier: Default: 4. How many messages to prefetch at a time.", 1)
+    new = unit("worker_prefetch_multiplier: Default: 1. How many messages to prefetch at a time.", 2)
+    other = unit("Set broker_pool_limit to 10 connections when running more than 4 workers.", 3)
+    assert _pair_score(old, new) == 1.0 + settings.ANSWER_CHANGE_BONUS
+    assert _pair_score(other, new) == 1.0
+    # An upgrade guide's row giving both releases their value answers both sides of the change at once.
+    row = unit("CONN_MAX_AGE: 4.2 default: 0; 5.0 default: 60.", 4)
+    same = unit("DEBUG: 4.2 default: False; 5.0 default: False.", 5)
+    assert both_releases_row([old, same, row], "4.2", "5.0") is row
+    assert both_releases_row([same], "4.2", "5.0") is None  # the same value in both: no change
+    assert row_for_release(row.text, "4.2") == "CONN_MAX_AGE: default 0."
+
+
+def test_what_s_new_is_answered_by_the_asked_release_s_own_highlights(db):
+    from chat.extractive import _highlights
+
+    def notes(chunk_id: int, heading_path: str, text: str, label: str) -> list:
+        found = SimpleNamespace(chunk_id=chunk_id, document_id=chunk_id, heading_path=heading_path, text=text,
+                                version_label=label)
+        return answer_units([found])
+
+    units = [*notes(1, "Django 4.2 release notes > What's new in Django 4.2",
+                    "What's new in Django 4.2\nPsycopg 3 support: Django now supports psycopg version 3.1.8 or higher.\n\n"
+                    "Comments on columns and tables: The new Field.db_comment option sets a comment on a column.", "4.2"),
+             *notes(2, "Django 5.0 release notes > What's new in Django 5.0",
+                    "What's new in Django 5.0\nFacet filters in the admin: Facet counts are now shown for applied "
+                    "filters in the admin changelist.\n\nSimplified templates for form field rendering: Form fields "
+                    "can now be rendered as a whole with as_field_group().", "5.0"),
+             *notes(3, "Django 5.0 release notes > Backwards incompatible changes in 5.0",
+                    "Backwards incompatible changes in 5.0\nSupport for MySQL 8.0.11 is removed.", "5.0")]
+    newest = _highlights("What's new in the latest Django release?", units, "")
+    assert newest is not None and newest.text.startswith("Facet filters in the admin: Facet counts are now shown")
+    assert "as_field_group()" in newest.text and "MySQL" not in newest.text and "psycopg" not in newest.text
+    asked = _highlights("What's new in Django 4.2?", units, "4.2")
+    assert asked is not None and asked.text.startswith("Psycopg 3 support:")
+    assert _highlights("How do I render a form field group?", units, "") is None

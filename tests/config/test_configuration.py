@@ -1,4 +1,5 @@
-"""Bad configuration fails at start with one clear line; production settings are deploy-clean; `make run` sizes its worker."""
+"""Bad configuration is reported by `manage.py check` by name and stops a process at start with one clear line;
+importing the settings writes nothing; production settings are deploy-clean; `make run` sizes its worker."""
 
 from __future__ import annotations
 
@@ -25,17 +26,59 @@ def test_unreachable_database_url_fails_with_one_message():
     assert "Traceback" not in result.stdout + result.stderr
 
 
-def test_unwritable_data_dir_fails_with_one_message():
-    result = _run(["manage.py", "check"], DATA_DIR="/proc/docent-data")
-    assert result.returncode == 2
-    assert "DATA_DIR /proc/docent-data is not writable" in result.stderr
-    assert "Traceback" not in result.stderr
+def test_unwritable_data_dir_is_reported_by_check_and_stops_a_command_with_one_message():
+    checked = _run(["manage.py", "check"], DATA_DIR="/proc/docent-data")
+    assert checked.returncode == 1
+    assert "(docent.E001) DATA_DIR /proc/docent-data is not writable" in checked.stderr
+    assert "Traceback" not in checked.stderr
+    stopped = _run(["manage.py", "shell", "-c", "pass"], DATA_DIR="/proc/docent-data", DOCENT_EMBEDDED_START="false")
+    assert stopped.returncode == 2
+    assert stopped.stderr.startswith("docent: configuration error: DATA_DIR /proc/docent-data is not writable")
+    assert stopped.stderr.count("\n") == 1
 
 
-def test_serving_the_network_requires_a_secret_key():
-    result = _run(["manage.py", "check"], DEBUG="false", SECRET_KEY="", ALLOWED_HOSTS="docs.example.com")
-    assert result.returncode == 2
-    assert "SECRET_KEY must be set" in result.stderr
+def test_serving_the_network_requires_a_secret_key(tmp_path):
+    environment = {"DEBUG": "false", "SECRET_KEY": "", "ALLOWED_HOSTS": "docs.example.com",
+                   "DATA_DIR": str(tmp_path / "data")}
+    checked = _run(["manage.py", "check"], **environment)
+    assert checked.returncode == 1
+    assert "(docent.E001) SECRET_KEY must be set when the instance serves the network" in checked.stderr
+    launched = _run(["-m", "config.launcher"], **environment, DOCENT_PORT="9")
+    assert launched.returncode == 2
+    assert launched.stderr == ("docent: configuration error: SECRET_KEY must be set when the instance serves the "
+                               "network (ALLOWED_HOSTS names hosts other than this machine's, DOCENT_HOST is not "
+                               "loopback, or DOCENT_SERVES_NETWORK=true)\n")
+    assert not (tmp_path / "data" / "secret_key").exists()  # refused at the first-start step: no key written
+
+
+def test_bad_values_are_reported_by_check_naming_each_variable(tmp_path):
+    bad = {"DB_CONN_MAX_AGE": "sixty", "LOG_FORMAT": "xml", "TRUSTED_PROXIES": "10.0.0.0/8,proxy",
+           "EMBEDDED_PG_SHARED_BUFFERS": "lots", "DEBUG": "maybe", "LICENSE_PUBLIC_KEY": "a key"}
+    checked = _run(["manage.py", "check"], DATA_DIR=str(tmp_path / "data"), **bad)
+    assert checked.returncode == 1, checked.stderr
+    errors = [line for line in checked.stderr.splitlines() if "(docent.E001)" in line]
+    assert sorted(line.split("(docent.E001) ")[1].split("=")[0] for line in errors) == sorted(bad)
+    assert "TRUSTED_PROXIES='10.0.0.0/8,proxy': 'proxy' is not an address or a network" in checked.stderr
+    assert "LOG_FORMAT='xml': Input should be 'text' or 'json'" in checked.stderr
+    assert not (tmp_path / "data").exists()
+    # A process that would serve or work stops at start instead, one line per variable.
+    stopped = _run(["manage.py", "shell", "-c", "pass"], DATA_DIR=str(tmp_path / "data"),
+                   DOCENT_EMBEDDED_START="false", **bad)
+    assert stopped.returncode == 2 and stopped.stderr.count("docent: configuration error: ") == len(bad)
+    assert "Traceback" not in stopped.stderr
+
+
+def test_importing_the_settings_on_a_fresh_data_dir_creates_no_file(tmp_path):
+    """Even where the settings are wrong: a library or `manage.py check` reading them never writes nor exits."""
+    data_dir = tmp_path / "nonexistent" / "data"
+    script = ("import django; django.setup(); from django.conf import settings as s; "
+              "print(s.DATA_DIR, s.CONFIGURATION_PROBLEMS)")
+    for environment in ({}, {"ALLOWED_HOSTS": "docs.example.com", "SECRET_KEY": ""}):
+        result = _run(["-c", script], DJANGO_SETTINGS_MODULE="config.settings", DATA_DIR=str(data_dir),
+                      **environment)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"{data_dir} [")
+        assert not (tmp_path / "nonexistent").exists()
 
 
 SHOW_SETTINGS = ("from django.conf import settings as s; "
@@ -66,7 +109,7 @@ def test_serving_the_network_said_by_the_bind_or_outright_means_production_whate
     assert result.stdout.split("\n")[0] == "True True True False"
     keyless = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
                              timeout=120, env={**base, "SECRET_KEY": ""})
-    assert keyless.returncode == 2 and "SECRET_KEY must be set when the instance serves the network" in keyless.stderr
+    assert keyless.returncode == 1 and "SECRET_KEY must be set when the instance serves the network" in keyless.stderr
 
 
 def test_asking_for_debug_turns_it_on():

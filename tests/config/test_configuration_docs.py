@@ -1,70 +1,105 @@
-"""docs/configuration.md is the whole list of settings: this test keeps it from drifting from the code."""
+"""docs/configuration.md is the whole list of settings: generated from the declarations, and every variable the code
+reads is declared. These tests keep the file, the declarations and the code from drifting apart."""
 
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
+from config.configuration import described
+from config.configuration_docs import DOC, document, render
+
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "docs" / "configuration.md"
-SETTINGS_MODULES = [ROOT / "config" / "settings.py", ROOT / "config" / "tuning.py"]
-# Where a variable the table lists may also be read (the launcher, the embedded services, our apps).
-READERS = [ROOT / name for name in ("config", "rag", "chat", "licensing")]
-ENV_NAME = re.compile(r"`([A-Z][A-Z0-9_]+)`")
+# Our code: wherever a variable may be read (the settings, the launcher, the embedded services, the apps).
+READERS = [ROOT / name for name in ("config", "rag", "chat", "licensing", "evaluation")] + [
+    ROOT / "manage.py", ROOT / "gunicorn.conf.py"]
 
 
-def settings_variables() -> set[str]:
-    """Names passed to `env(...)` / `env.<cast>(...)` in the settings modules: what settings read."""
-    names: set[str] = set()
-    for module in SETTINGS_MODULES:
-        for node in ast.walk(ast.parse(module.read_text())):
-            if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
-                continue
-            function = node.func
-            called_on_env = (isinstance(function, ast.Name) and function.id == "env") or (
-                isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)
-                and function.value.id == "env")
-            if called_on_env and isinstance(node.args[0].value, str):
-                names.add(node.args[0].value)
-    return names
+def _python_files() -> list[Path]:
+    return [path for folder in READERS for path in ([folder] if folder.is_file() else sorted(folder.rglob("*.py")))]
 
 
-def table_variables() -> set[str]:
-    """Names in the first column of the table's rows (a row may name several related variables)."""
-    names: set[str] = set()
-    for line in TABLE.read_text().splitlines():
-        if line.startswith("| `"):
-            names.update(ENV_NAME.findall(line.split("|")[1]))
-    return names
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level `NAME = "TEXT"`: a variable's name kept in a constant (`ROLE_ENV = "DOCENT_SERVICES_ROLE"`)."""
+    return {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            for target in node.targets if isinstance(target, ast.Name)}
 
 
-def string_constants() -> set[str]:
-    """Every string literal in our Python code: a name read elsewhere appears as one (`os.environ.get("X")`)."""
+def _is_environment(node: ast.expr) -> bool:
+    """`os.environ`, an `environ` mapping handed in, django-environ's `env` / `Env()`."""
+    if isinstance(node, ast.Attribute) and node.attr == "environ":
+        return True
+    if isinstance(node, ast.Name) and node.id in ("environ", "env"):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Env"
+
+
+def environment_reads() -> dict[str, str]:
+    """Every variable name the code reads from the environment -> where: `os.environ.get(X)`, `os.environ[X]`,
+    `os.getenv(X)`, `environ.get(X)`, `env.<cast>(X)`; X a string or a module constant holding one."""
+    reads: dict[str, str] = {}
+    for path in _python_files():
+        tree = ast.parse(path.read_text())
+        constants = _string_constants(tree)
+        for node in ast.walk(tree):
+            key: ast.expr | None = None
+            if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute):
+                function = node.func
+                reading = (_is_environment(function.value) and function.attr not in ("setdefault", "update", "pop")
+                           ) or (function.attr == "getenv" and isinstance(function.value, ast.Name))
+                key = node.args[0] if reading else None
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_environment(node.value):
+                key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                reads.setdefault(key.value, str(path.relative_to(ROOT)))
+            elif isinstance(key, ast.Name) and key.id in constants:
+                reads.setdefault(constants[key.id], str(path.relative_to(ROOT)))
+    return reads
+
+
+def _attributes_and_strings() -> set[str]:
+    """Attribute names (`_config.DB_CONN_MAX_AGE`) and string literals anywhere in our code."""
     found: set[str] = set()
-    for folder in READERS:
-        for path in folder.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    found.add(node.value)
+    for path in _python_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute):
+                found.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.add(node.value)
     return found
 
 
-def test_every_variable_the_settings_read_is_in_the_table():
-    missing = sorted(settings_variables() - table_variables())
-    assert not missing, (f"config/settings.py or config/tuning.py read {len(missing)} variable(s) that "
-                         f"docs/configuration.md does not list; add a row (name, default, what it does) for: "
-                         f"{', '.join(missing)}")
+def test_the_committed_doc_is_what_the_declarations_generate():
+    current = DOC.read_text()
+    assert document(current) == current, ("docs/configuration.md differs from config/variables.py and "
+                                          "config/tuning.py: run `python -m config.configuration_docs`")
 
 
-def test_every_variable_in_the_table_is_read_somewhere():
-    read = settings_variables() | string_constants()
-    stale = sorted(table_variables() - read)
-    assert not stale, (f"docs/configuration.md lists {len(stale)} variable(s) that nothing reads; remove them "
-                       f"from the table: {', '.join(stale)}")
+def test_every_variable_the_code_reads_is_declared():
+    declared = {name for name, _ in described()}
+    undeclared = {name: where for name, where in environment_reads().items() if name not in declared}
+    assert not undeclared, (f"read from the environment but declared nowhere (add it to config/variables.py or "
+                            f"config/tuning.py, then run `python -m config.configuration_docs`): {undeclared}")
 
 
-def test_the_extraction_sees_the_settings():
-    """A parser that found nothing would pass the two tests above vacuously."""
-    assert {"DATA_DIR", "MERGE_THRESHOLD", "UPLOAD_MAX_FILES", "DB_CONN_MAX_AGE"} <= settings_variables()
-    assert len(table_variables()) >= 100
+def test_every_declared_variable_is_used():
+    """A setting of its own name, or read by its name somewhere: a declaration nothing uses is a stale row."""
+    used = _attributes_and_strings()
+    unused = [name for name, field in described()
+              if not field.json_schema_extra["setting"] and name not in used]
+    assert not unused, f"declared but read nowhere; remove them from the declarations: {unused}"
+
+
+def test_every_declaration_says_what_it_does_in_one_line():
+    for name, field in described():
+        assert field.description and "\n" not in field.description and "|" not in field.description, name
+    rows = [line for line in render().splitlines() if line.startswith("| `")]
+    assert len(rows) == len(described()) >= 150
+
+
+def test_the_extraction_sees_the_reads():
+    """A scan that found nothing would pass the test above vacuously: these are read outside the settings."""
+    reads = environment_reads()
+    assert {"DOCENT_ADMIN_PASSWORD", "DOCENT_SERVICES_ROLE", "DOCENT_EMBEDDED_START", "PROMETHEUS_MULTIPROC_DIR",
+            "DOCENT_WORKER_CONCURRENCY", "DOCENT_EMBEDDING_ENCODER", "DATA_DIR"} <= set(reads), sorted(reads)

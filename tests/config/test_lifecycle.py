@@ -77,9 +77,9 @@ def _wait_until(condition, timeout: float = 20) -> bool:
 
 
 def _nothing_started(data_dir: Path) -> bool:
-    """No server, watchdog or lease of this DATA_DIR: settings wrote their key and static folder, nothing more."""
-    written = {path.name for path in data_dir.iterdir()}
-    return written <= {"secret_key", "staticfiles"} and not _processes_under(data_dir)
+    """No server, watchdog or lease of this DATA_DIR, no file at all: only the first-start step of a process that
+    uses the services makes the folder and its secret key."""
+    return not data_dir.exists() and not _processes_under(data_dir)
 
 
 @pytest.mark.parametrize("command", [["check"], ["makemigrations", "--check", "--dry-run"], ["help"],
@@ -89,7 +89,7 @@ def test_a_command_that_needs_no_database_starts_no_server(services_tmp_path, co
     result = _manage(data_dir, *command)
     assert result.returncode == 0, result.stderr
     assert "Warning" not in result.stderr  # makemigrations does not complain that it could not read the history
-    assert _nothing_started(data_dir), sorted(data_dir.iterdir())
+    assert _nothing_started(data_dir), sorted(data_dir.rglob("*"))
 
 
 def test_importing_the_settings_starts_nothing(services_tmp_path):
@@ -102,7 +102,7 @@ def test_importing_the_settings_starts_nothing(services_tmp_path):
     # Where the services will be, computed: the processes that use them start them (config.embedded.services_start).
     assert result.stdout.split() == [f"postgresql://postgres@/docent?host={data_dir / 'pg'}",
                                      f"redis+socket://{data_dir / 'redis' / 'redis.sock'}"]
-    assert _nothing_started(data_dir), sorted(data_dir.iterdir())
+    assert _nothing_started(data_dir), sorted(data_dir.rglob("*"))
 
 
 def test_a_command_stops_what_it_started_and_leaves_what_it_found(data_dir):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -54,7 +55,7 @@ def test_a_fresh_install_gives_the_demo_workspace_the_trial_and_shows_it(client)
     assert not any("trial" in line for line in demo_workspace_bootstrap())  # a restart starts nothing new
     client.force_login(admin)
     page = client.get("/documents/").content.decode()
-    assert "Writer Pro trial · until" in page
+    assert "Writer Pro trial · until" in re.sub(r"<[^>]+>", "", page)  # the date in a span a phone leaves out
 
 
 def test_the_trial_lasts_30_days_at_most_whatever_is_configured(settings):

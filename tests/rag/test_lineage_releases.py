@@ -1,4 +1,5 @@
-""""3.0" and "3.0.0" are one release: one label in sources, in the API, and once in "Answer as of", newest first."""
+""""3.0" and "3.0.0" are one release: one label in sources, in the API; "Answer as of" offers lines ("2.1", its newest
+patch 2.1.2 answering), newest first."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from chat.models import Conversation
 from rag.releases import version_key
-from rag.releases.display import release_labels
+from rag.releases.display import release_labels, release_line_said, release_lines
 from rag.retrieval import SearchOptions, search
 from rag.selectors import version_labels
 from tests.rag.retrieval_helpers import add_document
@@ -34,8 +35,16 @@ def test_each_release_has_one_label_the_one_most_documents_carry(releases):
         version_key("3.0"): "3.0", version_key("2.1"): "2.1", version_key("2.1.2"): "2.1.2"}
 
 
-def test_answer_as_of_lists_each_release_once_newest_first(releases):
-    assert version_labels(workspace=releases) == ["3.0", "2.1.2", "2.1"]
+def test_answer_as_of_lists_each_release_line_once_newest_first(releases):
+    # A person picks the 2.1 line; its newest patch answers (issue 54): 2.1.2 is not offered beside 2.1.
+    assert version_labels(workspace=releases) == ["3.0", "2.1"]
+    assert release_lines(workspace_id=releases.pk) == {"3.0": "3.0", "2.1": "2.1.2"}
+
+
+def test_an_answer_names_the_line_and_the_patch_that_answers(releases):
+    assert release_line_said(workspace_id=releases.pk, label="2.1") == "2.1 (2.1.2)"
+    assert release_line_said(workspace_id=releases.pk, label="2.1.2") == "2.1 (2.1.2)"
+    assert release_line_said(workspace_id=releases.pk, label="3.0.0") == "3.0"  # the line is its own newest
 
 
 def test_sources_show_one_label_for_one_release(releases):
@@ -49,8 +58,17 @@ def test_a_stored_as_of_label_of_the_same_release_is_offered_once(logged_in_clie
                                                search_options={"as_of_version": "3.0.0"})
     page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
     select = page[page.index('name="as_of_version"'):page.index("</select>", page.index('name="as_of_version"'))]
-    assert select.count("<option") == 4  # Latest, 3.0, 2.1.2, 2.1
+    assert select.count("<option") == 3  # Latest, 3.0, 2.1
     assert '<option value="3.0" selected>3.0</option>' in select and "3.0.0" not in select
+
+
+def test_a_stored_patch_is_offered_as_its_line(logged_in_client, releases, user):
+    conversation = Conversation.objects.create(user=user, workspace=releases,
+                                               search_options={"as_of_version": "2.1.2"})
+    page = logged_in_client.get(f"/chat/{conversation.pk}/").content.decode()
+    select = page[page.index('name="as_of_version"'):page.index("</select>", page.index('name="as_of_version"'))]
+    assert select.count("<option") == 3 and "2.1.2" not in select
+    assert '<option value="2.1" selected>2.1</option>' in select
 
 
 def test_a_document_page_shows_its_release_and_the_label_its_file_gave(logged_in_client, releases):

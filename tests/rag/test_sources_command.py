@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
 from rag.models import Document, Source
@@ -77,9 +79,19 @@ def test_a_git_sync_is_an_indexing_job_that_real_workers_run(start_worker, tmp_p
     repo.commit({"docs/index.md": "# Docs\n\nThe first release of the handbook.\n",
                  "docs/setup.md": "# Setup\n\nInstall the agent on every node.\n"})
     repo.tag("2.0")
-    _run("source", "add", "handbook", "--workspace", workspace.slug, "--git", str(repo.path))
-    start_worker(queues="ingest,merge,default")
-    out = _run("source", "sync", "handbook", "--workspace", workspace.slug, "--timeout", "120", "--verbosity", "0")
-    assert "2 file(s): 2 indexed" in out
+    out = _run("source", "add", "handbook", "--workspace", workspace.slug, "--git", str(repo.path), "--every", "0")
+    assert "its first sync is queued" in out  # on demand, and read once on adding all the same (issue 54)
+    # The worker runs the first sync: it may read the suite's folders (tests/conftest.py's `source_roots`).
+    start_worker(queues="ingest,merge,default",
+                 extra_env={"SOURCE_FOLDER_ROOTS": ",".join(django_settings.SOURCE_FOLDER_ROOTS)})
+    source = Source.objects.get(workspace=workspace, name="handbook")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (source.last_job and source.last_job.finished_at):
+        time.sleep(0.5)
+        source.refresh_from_db()
+    assert source.last_job and source.last_job.finished_at and source.last_job.created_by is None  # the worker's
     assert set(Document.objects.filter(workspace=workspace).values_list("version_label", "date_source")) == \
         {("2.0", "git_commit")}
+    repo.commit({"docs/upgrade.md": "# Upgrade\n\nStop the agent before you upgrade it.\n"})
+    out = _run("source", "sync", "handbook", "--workspace", workspace.slug, "--timeout", "120", "--verbosity", "0")
+    assert "1 indexed" in out  # a sync asked for runs on a worker too

@@ -17,6 +17,7 @@ from dulwich.repo import Repo
 
 import rag.sources.git_sync
 from rag.models import IndexingJob, IndexingJobItem, Source
+from devkit.source_faults import first_sync_taken
 from rag.sources.git import blob_size
 from rag.sources.git_sync import git_mirror_dir
 from rag.sources.selectors import changes_text
@@ -37,7 +38,9 @@ def repo(tmp_path):
 
 @pytest.fixture
 def source(workspace, repo):
-    return source_add(workspace=workspace, name="docs", kind=Source.Kind.GIT, location=str(repo.path))
+    added = source_add(workspace=workspace, name="docs", kind=Source.Kind.GIT, location=str(repo.path))
+    first_sync_taken(added.pk)
+    return added
 
 
 def _blobs() -> set[Path]:

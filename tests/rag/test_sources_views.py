@@ -13,6 +13,7 @@ from django.utils import timezone
 from rag.models import Source
 from rag.sources.services import source_add, sources_due
 from rag.sources.tasks import sync_due_sources, sync_source
+from devkit.source_faults import first_sync_taken
 from tests.rag.source_support import GitRepo, sync_here
 from tests.factories import UserFactory, WorkspaceFactory
 
@@ -31,8 +32,14 @@ def test_members_see_their_sources_and_sync_them_now(logged_in_client, workspace
     other = source_add(workspace=WorkspaceFactory(), name="not-yours", kind="folder", location=str(share))
     page = logged_in_client.get("/documents/sources/")
     assert page.status_code == 200 and b"share" in page.content and b"not-yours" not in page.content
-    assert b"never synced" in page.content and b"Staff add sources" in page.content
+    assert b'<span class="badge">queued</span>' in page.content  # its first sync, queued on adding
+    assert b"Staff add sources" in page.content
+    assert b'hx-trigger="every 2s"' in page.content  # the table asks again until the sync is done
     assert str(share).encode() not in page.content  # where on the server: for staff
+    assert b"already queued" in logged_in_client.post(f"/documents/sources/{source.pk}/sync/", follow=True).content
+    first_sync_taken(source.pk)
+    page = logged_in_client.get("/documents/sources/")
+    assert b"never synced" in page.content and b'hx-trigger="every 2s"' not in page.content
 
     with django_capture_on_commit_callbacks(execute=False):
         response = logged_in_client.post(f"/documents/sources/{source.pk}/sync/")
@@ -89,6 +96,7 @@ def test_the_schedule_syncs_what_is_due_and_beat_runs_it(workspace, share, djang
 def test_admin_lists_sources_and_syncs_them(staff_client, staff_user, workspace, share,
                                             django_capture_on_commit_callbacks, monkeypatch):
     source = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    first_sync_taken(source.pk)  # its first sync taken by a worker
     assert b"never synced" in staff_client.get("/admin/rag/source/").content
     sent = []
     monkeypatch.setattr("rag.sources.services.task_send", lambda name, *ids: sent.append(ids))
@@ -122,7 +130,7 @@ def test_a_sources_jobs_are_named_for_it_and_a_git_jobs_copies_say_which_tag(sta
     added = staff_client.post("/documents/sources/", {"name": "handbook", "kind": "folder", "location": str(share),
                                                       "every_minutes": "0"}, follow=True)
     said = added.content.decode()
-    assert "wait for its schedule" not in said and "only when someone does" in said
+    assert "first sync is queued, then when someone presses Sync now" in said
     folder = Source.objects.get(name="handbook")
     job = sync_here(folder.pk)
     assert job.description == "handbook (folder)"  # not the folder's last name ("share")
@@ -139,3 +147,37 @@ def test_a_sources_jobs_are_named_for_it_and_a_git_jobs_copies_say_which_tag(sta
             if "docs/settings.md" in row]
     badges = sorted(re.search(r'<span class="badge" title="[^"]*">([^<]+)</span>', row).group(1) for row in rows)
     assert badges == ["branch head", "v1.0", "v2.0"]  # each copy of the one path says which it is
+
+
+def test_adding_a_source_queues_its_first_sync_whatever_its_schedule(staff_client, staff_user, workspace, share,
+                                                                     django_capture_on_commit_callbacks, monkeypatch):
+    workspace.members.add(staff_user)
+    sent = []
+    monkeypatch.setattr("rag.sources.services.task_send", lambda name, *ids: sent.append((name, *ids)))
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post("/documents/sources/", {"name": "manual", "kind": "folder", "location": str(share),
+                                                  "every_minutes": "0"})
+    source = Source.objects.get(name="manual")
+    assert sent == [(sync_source.name, source.pk, staff_user.pk)]  # on demand, and read once on adding all the same
+
+    with django_capture_on_commit_callbacks(execute=True):  # the admin's add, the same
+        staff_client.post("/admin/rag/source/add/", {
+            "workspace": workspace.pk, "name": "by-admin", "kind": "folder", "location": str(share), "branch": "",
+            "tags_pattern": "", "include": "", "exclude": "", "every_minutes": "0"})
+    assert sent[1:] == [(sync_source.name, Source.objects.get(name="by-admin").pk, staff_user.pk)]
+
+
+def test_sync_now_and_the_tables_polling_answer_with_the_table_alone(logged_in_client, workspace, share,
+                                                                    django_capture_on_commit_callbacks):
+    source = source_add(workspace=workspace, name="share", kind="folder", location=str(share))
+    first_sync_taken(source.pk)
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    with django_capture_on_commit_callbacks(execute=False):
+        pressed = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", **htmx).content.decode()
+    assert pressed.lstrip().startswith('<div id="source-table"') and "<h1>" not in pressed
+    assert 'hx-trigger="every 2s"' in pressed and '<span class="badge">queued</span>' in pressed
+    again = logged_in_client.post(f"/documents/sources/{source.pk}/sync/", **htmx).content.decode()
+    assert 'role="alert"' in again and "already queued" in again
+    sync_here(source.pk)  # the worker's sync, done
+    polled = logged_in_client.get("/documents/sources/", **htmx).content.decode()
+    assert "1 indexed" in polled and "hx-trigger" not in polled  # done: the table stops asking

@@ -62,7 +62,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         schedule = f"every {source.every_minutes} min" if source.every_minutes else "on demand only"
         self.stdout.write(f"added {source.kind} source {source.name} ({location_shown(source.location)}), {schedule}; "
-                          f"`python manage.py source sync {source.name} --workspace {workspace.slug}` syncs it now")
+                          "its first sync is queued for a worker (`python manage.py source sync "
+                          f"{source.name} --workspace {workspace.slug} --sync` runs one here)")
 
     def _sync(self, workspace: Workspace, *, name: str, sync: bool, timeout: float, verbosity: int, **options) -> None:
         source = self._source(workspace, name)
