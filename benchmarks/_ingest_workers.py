@@ -72,8 +72,8 @@ def instrument_worker(**_signal) -> None:
     timed(embeddings.SentenceTransformerEncoder, "encode", "encode", counted=True)
     timed(OnnxEncoder, "encode", "encode", counted=True)
     timed(tasks, "job_item_run", "index")  # the name the index task calls
-    timed(merging, "document_merge", "merge")  # the name the merge task's service calls
-    timed(dedup, "document_lineage_update", "lineage")  # inside the merge; merge.py calls it by this name
+    timed(merging, "documents_merge", "merge")  # the name the merge tasks' service calls
+    timed(dedup, "documents_lineage_update", "lineage")  # inside the merge; merge.py calls it by this name
 
 
 if os.environ.get(WORKER_FLAG) == "1":  # imported by `celery -A _ingest_workers worker`

@@ -13,7 +13,7 @@ the start; BENCH_INGEST_DATA_DIR moves it). In order:
    job creation to the last item's finished_at; merges run meanwhile on the same
    worker. The worker is `celery -A _ingest_workers worker`: the real app from
    config.celery, plus timers around the encoder, job_item_run and
-   document_merge (added up in Redis), so the report can say what share of the
+   documents_merge (added up in Redis), so the report can say what share of the
    workers' time went to encoding.
 2. unchanged: the same folder again, wall clock from the call (the files are
    hashed when the job is created; none reaches the worker).
@@ -115,7 +115,7 @@ def bulk_run(folder: Path) -> dict:
         timer.wrap(pipeline, attribute, label)
     timer.wrap(run, "document_index", "document_index")  # the name job_item_run calls
     timer.wrap(dedup, "chunks_detach", "chunks_detach")
-    timer.wrap(run, "merge_after_commit", "merge enqueue (hook)")
+    timer.wrap(run, "indexed_merge_after_commit", "merge enqueue (hook)")
     timer.wrap(Chunk.objects, "bulk_create", "chunk rows insert (HNSW, GIN)")
     timer.wrap(EmbeddingCache.objects, "bulk_create", "cache rows insert")
     load = os.getloadavg()[0]

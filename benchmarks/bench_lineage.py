@@ -13,8 +13,8 @@ document is merged (and put in its family) right after it is indexed. Timers
 
 - document_index: parse, dates, labels, chunk, embed, rows;
 - the encoder's own time, inside it;
-- document_merge: the merge task, and inside it lineage (document_lineage_evidence,
-  the candidates and their evidence, read before the lock; document_lineage_update,
+- document_merge: the merge (documents_merge), and inside it lineage (documents_lineage_evidence,
+  the candidates and their evidence, read before the lock; documents_lineage_update,
   families and supersession under it) and the neighbour search that serves both.
 
 Then workspace_merge (what `manage.py merge_duplicates` runs) with
@@ -105,11 +105,11 @@ def index_folders(folders: list[Path]) -> dict:
     timer = StepTimer()
     timer.wrap(type(encoder), "encode", "encode")
     timer.wrap(run, "document_index", "document_index")  # the names the job item and the inline merge call
-    timer.wrap(merging, "document_merge", "document_merge")
+    timer.wrap(merging, "documents_merge", "document_merge")
     timer.wrap(dedup, "neighbours", "neighbour search")
     calls: list[tuple[float, int]] = []  # (seconds, document id) per lineage update, in order
-    lineage_update = dedup.document_lineage_update
-    lineage_evidence = dedup.document_lineage_evidence  # read before the merge's lock: lineage's time too
+    lineage_update = dedup.documents_lineage_update
+    lineage_evidence = dedup.documents_lineage_evidence  # read before the merge's lock: lineage's time too
 
     def recorded(lineage_step):
         def timed(**kwargs):
@@ -117,11 +117,13 @@ def index_folders(folders: list[Path]) -> dict:
             try:
                 return lineage_step(**kwargs)
             finally:
-                calls.append((time.perf_counter() - started, kwargs["document_id"]))
+                # Merged inline after each file: a batch of that one document (and its attachments).
+                ids = sorted(kwargs.get("document_ids") or kwargs.get("neighbour_pairs") or [0])
+                calls.append((time.perf_counter() - started, ids[0]))
         return timed
 
-    dedup.document_lineage_update = recorded(lineage_update)
-    dedup.document_lineage_evidence = recorded(lineage_evidence)
+    dedup.documents_lineage_update = recorded(lineage_update)
+    dedup.documents_lineage_evidence = recorded(lineage_evidence)
     load = os.getloadavg()[0]
     statuses: Counter = Counter()
     try:
@@ -132,8 +134,8 @@ def index_folders(folders: list[Path]) -> dict:
         wall = time.perf_counter() - started
     finally:
         timer.restore()
-        dedup.document_lineage_update = lineage_update
-        dedup.document_lineage_evidence = lineage_evidence
+        dedup.documents_lineage_update = lineage_update
+        dedup.documents_lineage_evidence = lineage_evidence
     steps = {**timer.seconds, "document_lineage_update": sum(seconds for seconds, _ in calls)}
     texts = job.items.aggregate(n=Sum("encoded_count"))["n"] or 0
     incremental = lineage_snapshot(workspace.pk)

@@ -54,14 +54,14 @@ class Machines:
     """A web process and workers for one storage set-up; `shared` puts them all in one DATA_DIR."""
 
     def __init__(self, *, name: str, storage_env: dict[str, str], workers: int, shared: bool, encoder: str,
-                 username: str) -> None:
+                 username: str, concurrency: int = 1, root: Path = DATA_DIR, upload_batch: int = UPLOAD_BATCH) -> None:
         from django.conf import settings
 
         from devkit.faults import PoolWorker
         from devkit.machines import WebProcess
 
-        self.username = username
-        base = DATA_DIR / "machines" / name
+        self.username, self.upload_batch = username, upload_batch
+        base = root / "machines" / name
         dirs = [base] * (workers + 1) if shared else [base / "web", *(base / f"worker-{n}" for n in range(workers))]
         for data_dir in dirs:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -72,7 +72,8 @@ class Machines:
         try:
             for data_dir in dirs[1:]:
                 self.workers.append(PoolWorker(database_url=settings.DATABASE_URL, redis_url=settings.REDIS_URL,
-                                               data_dir=data_dir, encoder=encoder, concurrency=1, extra_env=env))
+                                               data_dir=data_dir, encoder=encoder, concurrency=concurrency,
+                                               extra_env=env))
         except BaseException:
             self.__exit__()
             raise
@@ -96,7 +97,8 @@ class Machines:
             self.web.stop()
 
     def upload(self, files: list[tuple[str, bytes]]) -> list[int]:
-        return [self.web.upload(files[start:start + UPLOAD_BATCH]) for start in range(0, len(files), UPLOAD_BATCH)]
+        step = self.upload_batch
+        return [self.web.upload(files[start:start + step]) for start in range(0, len(files), step)]
 
 
 def _round(*, name: str, storage_env: dict[str, str], shared: bool, files: int, encoder: str, username: str) -> float:

@@ -16,7 +16,7 @@ starts them (the job queued in that order, families read once every merge has ru
   copies next to each other in release order, the stored relation, or the evidence judged now and the rule
   that refused it (`one release`, `size`, `share`, `per-release`), or "related, not joined" (the grouping);
 - time per file by fifths (flatness: last / first, target <= 1.3) and lineage's share of the wall time
-  (document_lineage_evidence + document_lineage_update, target <= 10%);
+  (documents_lineage_evidence + documents_lineage_update, target <= 10%);
 - with --out, the families as sets of file names (and the per-file times), so that two runs in two orders can be
   compared: --compare OTHER.json prints the families that differ (determinism: none).
 
@@ -128,7 +128,7 @@ def ingest(corpus: Path, names: list[str], *, slug: str, profile_from: int = 0) 
     workspace = Workspace.objects.create(slug=slug, name="Lineage at scale")
     lineage_seconds = [0.0]
     per_file_lineage: list[float] = []
-    originals = {name: getattr(dedup, name) for name in ("document_lineage_update", "document_lineage_evidence")}
+    originals = {name: getattr(dedup, name) for name in ("documents_lineage_update", "documents_lineage_evidence")}
 
     def timed(function):
         def wrapper(**kwargs):

@@ -225,7 +225,11 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # Redis hands an unacknowledged task to another worker after this long: it must outlast the longest
 # task's hard time limit (merge_workspace, 3660 s; tests/config/test_celery_limits.py checks), or a
 # long task runs twice. A task whose worker died still comes back: after this, or through the reaper.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": _config.BROKER_VISIBILITY_TIMEOUT}
+# queue_order_strategy "priority": a worker takes from its queues in the order -Q names them (`default,ingest,merge`):
+# files are indexed before what they indexed is merged, in batches as large as what waits (rag.jobs.merging), where
+# taking turns kept indexing behind merges (1,000 small files, 2 processes: indexed at 3.7 files/s, merges 57 passes).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": _config.BROKER_VISIBILITY_TIMEOUT,
+                                   "queue_order_strategy": "priority"}
 # Seconds a new pool process has to report UP before the parent kills it. With the encoder preloaded
 # in the parent a process is up in well under a second; a process that loads the model itself
 # (preload off or failed) took 6-25 s on a busy 2-core machine, hence the margin over Celery's 4 s.

@@ -14,10 +14,11 @@ from rag.dedup.merge import (
     chunks_detach,
     contradiction_resolve,
     document_merge,
+    documents_merge,
     releases_settle,
     reviews_carry_over,
     workspace_merge,
 )
 
 __all__ = ["CONTRADICTION_ACTIONS", "MergeStats", "chunks_detach", "contradiction_resolve", "contradictions_prune",
-           "document_merge", "releases_settle", "reviews_carry_over", "workspace_merge"]
+           "document_merge", "documents_merge", "releases_settle", "reviews_carry_over", "workspace_merge"]

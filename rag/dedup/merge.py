@@ -33,11 +33,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from rag.dedup.contradictions import contradictions_prune, contradictions_raise, near_pairs, subjects_apart
-from rag.dedup.neighbours import member_edges, neighbours, search_plan
+from rag.dedup.neighbours import NeighbourPlan, member_edges, neighbours, search_plan
 from rag.lineage import (
     LineageEvidence,
-    document_lineage_evidence,
-    document_lineage_update,
+    documents_lineage_evidence,
+    documents_lineage_update,
     family_refresh,
     workspace_lineage_rebuild,
 )
@@ -65,7 +65,8 @@ class MergeStats:
     seconds: float = 0.0
 
     def add(self, other: MergeStats) -> None:
-        for name in ("records_created", "records_changed", "records_dissolved", "contradictions_raised"):
+        for name in ("chunks", "edges", "records_created", "records_changed", "records_dissolved",
+                     "contradictions_raised"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -256,36 +257,52 @@ def _recompute(workspace_id: int, chunk_ids: set[int], *, leaving: set[int] | fr
 
 def document_merge(*, document_id: int) -> MergeStats:
     """Merge one document's chunks with their near-duplicates in other documents; idempotent."""
+    return documents_merge(document_ids=[document_id])
+
+
+def documents_merge(*, document_ids: Iterable[int]) -> MergeStats:
+    """Merge documents of one workspace with their near-duplicates in one pass; idempotent.
+
+    One neighbour search, one lineage regroup and one records update under one hold of the lock for all of them:
+    a job's small files that are versions of one another each cost their own evidence, not a regroup of their
+    family each (merging them one by one gave the same state, in time quadratic in the family).
+    """
     started = time.monotonic()
     stats = MergeStats()
-    workspace_id = Document.objects.filter(pk=document_id).values_list("workspace_id", flat=True).first()
-    if workspace_id is None:
-        logger.info("merge: document gone", extra={"document_id": document_id})
+    ids = sorted(set(document_ids))
+    workspaces = set(Document.objects.filter(pk__in=ids).values_list("workspace_id", flat=True))
+    if not workspaces:
+        logger.info("merge: document gone", extra={"document_ids": ids})
         return stats
+    if len(workspaces) > 1:
+        raise ValueError(f"documents of {len(workspaces)} workspaces merged together: {ids}")
+    workspace_id = workspaces.pop()
     # The reads that cost (the neighbour search, lineage's evidence) run before the lock, so merges of one
     # workspace wait for each other's writes only; what they decided is re-checked under the lock.
-    with transaction.atomic():  # a read-only transaction: the search's settings are local to one
-        chunk_ids = _active_chunk_ids(document_id)
+    with transaction.atomic():  # reads, and the batch's name keys (lineage): the search's settings are local to it
+        chunk_ids = _active_chunk_ids(ids)
         plan = search_plan(workspace_id)
-        candidates = neighbours(workspace_id, chunk_ids, plan) if chunk_ids else []
-        evidence: LineageEvidence | None = document_lineage_evidence(document_id=document_id,
-                                                                     neighbour_pairs=candidates)
+        candidates = _document_neighbours(workspace_id, chunk_ids, plan)
+        evidence: dict[int, LineageEvidence] | None = documents_lineage_evidence(neighbour_pairs=candidates)
     with transaction.atomic():
         _lock_workspace(workspace_id, timeout_seconds=settings.MERGE_LOCK_TIMEOUT_SECONDS)
         # Read again under the lock: a re-index that committed meanwhile has replaced the chunks.
-        if _active_chunk_ids(document_id) != chunk_ids:
-            chunk_ids = _active_chunk_ids(document_id)
+        if _active_chunk_ids(ids) != chunk_ids:
+            chunk_ids = _active_chunk_ids(ids)
             plan = search_plan(workspace_id)
-            candidates = neighbours(workspace_id, chunk_ids, plan) if chunk_ids else []
+            candidates = _document_neighbours(workspace_id, chunk_ids, plan)
             evidence = None
-        if not chunk_ids:
+        merging = [pk for pk in ids if chunk_ids.get(pk)]
+        if not merging:
             return stats
         # Lineage first: which member is the newest decides which chunk of a record is canonical.
-        families = document_lineage_update(document_id=document_id, neighbour_pairs=candidates, evidence=evidence)
-        edges = [(a, b) for a, b, similarity in candidates if similarity >= settings.MERGE_THRESHOLD]
+        families = documents_lineage_update(document_ids=merging, neighbour_pairs=candidates, evidence=evidence)
+        pairs = [pair for pk in merging for pair in candidates[pk]]
+        # Two documents of the batch find each other's chunks: each pair once.
+        edges = sorted({(min(a, b), max(a, b)) for a, b, similarity in pairs if similarity >= settings.MERGE_THRESHOLD})
         apart = subjects_apart(edges)  # two customers' fees are each true: never one record
         edges = [edge for edge in edges if edge not in apart]
-        stats.chunks, stats.edges, stats.search = len(chunk_ids), len(edges), plan.strategy
+        stats.chunks, stats.edges, stats.search = sum(map(len, chunk_ids.values())), len(edges), plan.strategy
         if edges:
             union = UnionFind()
             involved = _records_of({c for edge in edges for c in edge})
@@ -299,16 +316,30 @@ def document_merge(*, document_id: int) -> MergeStats:
                 union.union(a, b)
             stats.add(_apply(workspace_id, union.groups(), involved, states))
         contradictions_prune(workspace_id=workspace_id, document_ids=Document.objects.filter(
-            Q(pk=document_id) | Q(family_id__in=families)).values_list("pk", flat=True))
-        stats.contradictions_raised = contradictions_raise(workspace_id, near_pairs(candidates), everything=False)
+            Q(pk__in=merging) | Q(family_id__in=families)).values_list("pk", flat=True))
+        stats.contradictions_raised = contradictions_raise(workspace_id, near_pairs(pairs), everything=False)
     stats.seconds = time.monotonic() - started
-    logger.info("merge: document merged", extra={"document_id": document_id, **stats.__dict__})
+    logger.info("merge: document merged", extra={"document_ids": merging, **stats.__dict__})
     return stats
 
 
-def _active_chunk_ids(document_id: int) -> list[int]:
-    return list(Chunk.objects.filter(document_id=document_id, document__archived=False)
-                .order_by("pk").values_list("pk", flat=True))
+def _active_chunk_ids(document_ids: list[int]) -> dict[int, list[int]]:
+    """Each document's chunks in search (none once archived)."""
+    found: dict[int, list[int]] = {pk: [] for pk in document_ids}
+    for document_id, pk in Chunk.objects.filter(document_id__in=document_ids, document__archived=False) \
+            .order_by("pk").values_list("document_id", "pk"):
+        found[document_id].append(pk)
+    return found
+
+
+def _document_neighbours(workspace_id: int, chunk_ids: dict[int, list[int]],
+                         plan: NeighbourPlan) -> dict[int, list[tuple[int, int, float]]]:
+    """Each document's (chunk, neighbour, cosine) pairs, from one search for all their chunks."""
+    owner = {chunk: pk for pk, chunks in chunk_ids.items() for chunk in chunks}
+    found: dict[int, list[tuple[int, int, float]]] = {pk: [] for pk in chunk_ids}
+    for pair in neighbours(workspace_id, list(owner), plan) if owner else []:
+        found[owner[pair[0]]].append(pair)
+    return found
 
 
 def workspace_merge(*, workspace_id: int) -> MergeStats:

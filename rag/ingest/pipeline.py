@@ -49,7 +49,6 @@ class IndexOutcome:
     encoded_count: int = 0
     error: str = ""
     note: str = ""  # what was left out (cells past the bound, unread pages, unsupported attachments)
-    attachment_ids: tuple[int, ...] = ()  # documents indexed from this one's attachments, to merge too
     unarchived: bool = False  # an archived document back unchanged: in search again, and owed a merge
 
 
@@ -244,17 +243,15 @@ def _index_bytes(
                "encoded": encoded, "doc_type": doc_type, "date_source": doc_date.source, "pid": os.getpid()},
     )
     notes = list(parsed.notices)
-    attachment_ids: list[int] = []
     if parsed.attachments:
         # The message's date dates an attachment that carries none of its own.
         sent = doc_date.value.timestamp() if doc_date.value and doc_date.source == "mail_date" else mtime
-        attachment_ids, attachment_notes = _index_attachments(
+        notes.extend(_index_attachments(
             workspace_id=workspace_id, message_path=path, message_id=document.pk, attachments=parsed.attachments,
             mtime=sent, mtime_source="mail_date" if sent != mtime else mtime_source, depth=depth,
-        )
-        notes.extend(attachment_notes)
+        ))
     return IndexOutcome(status="indexed", document_id=document.pk, chunk_count=len(drafts), encoded_count=encoded,
-                        note="; ".join(notes), attachment_ids=tuple(attachment_ids))
+                        note="; ".join(notes))
 
 
 def attachment_path(message_path: str, name: str) -> str:
@@ -265,9 +262,9 @@ def attachment_path(message_path: str, name: str) -> str:
 def _index_attachments(
     *, workspace_id: int, message_path: str, message_id: int, attachments: list[Attachment], mtime: float | None,
     mtime_source: str, depth: int,
-) -> tuple[list[int], list[str]]:
-    """Each attachment of a supported type as a document of its own whose parent is the message."""
-    ids: list[int] = []
+) -> list[str]:
+    """Each attachment of a supported type as a document of its own whose parent is the message (merged with it:
+    rag.jobs.merging finds a message's attachments by their parent); returns the notes."""
     indexed: list[str] = []
     notes: list[str] = []
     used: set[str] = set()
@@ -290,8 +287,6 @@ def _index_attachments(
                                mtime_source=mtime_source, parent_id=message_id, depth=depth + 1)
         if outcome.document_id is not None and outcome.status in ("indexed", "unchanged"):
             Document.objects.filter(pk=outcome.document_id).exclude(parent_id=message_id).update(parent_id=message_id)
-            ids.append(outcome.document_id)
-            ids.extend(outcome.attachment_ids)
             indexed.append(attachment.name)
         elif outcome.status == "failed":
             notes.append(f"attachment {attachment.name} failed: {outcome.error}")
@@ -299,4 +294,4 @@ def _index_attachments(
             notes.append(f"{attachment.name}: {outcome.note}")
     if indexed:
         notes.insert(0, f"{len(indexed)} attachment(s) indexed as their own documents: {', '.join(indexed)}")
-    return ids, notes
+    return notes

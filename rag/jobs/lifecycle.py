@@ -17,6 +17,7 @@ The last two live in rag.jobs.reaper; running an item in rag.jobs.run.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -127,26 +128,35 @@ def search_statistics_refresh() -> None:
         cursor.execute(f"ANALYZE {Chunk._meta.db_table}, {Document._meta.db_table}")
 
 
-def job_items_merged(*, document_id: int) -> set[int]:
+def job_items_merged(*, document_ids: Iterable[int]) -> set[int]:
     """The merge that follows indexing ended (or gave up: `merge_duplicates` catches up): nothing to resend.
 
     Returns the workspaces of the jobs whose last merge this was: their files are all in, for what looks at a
     job's files together (the releases of its exports, rag.jobs.merging).
     """
+    ids = list(document_ids)
     marked = IndexingJobItem.objects.filter(
-        document_id=document_id, status=Status.INDEXED, merged_at__isnull=True,
+        document_id__in=ids, status=Status.INDEXED, merged_at__isnull=True,
     ).update(merged_at=timezone.now())
     if not marked:
         return set()
     # The last merge of a finished job changed the chunks' lineage columns that search filters on: refresh the
     # statistics now rather than whenever autovacuum comes by (see search_statistics_refresh).
     awaiting = IndexingJobItem.objects.filter(job_id=OuterRef("pk"), status=Status.INDEXED, merged_at__isnull=True)
-    jobs = IndexingJobItem.objects.filter(document_id=document_id).values("job_id")
+    jobs = IndexingJobItem.objects.filter(document_id__in=ids).values("job_id")
     done = set(IndexingJob.objects.filter(pk__in=jobs, finished_at__isnull=False).exclude(Exists(awaiting))
                .values_list("workspace_id", flat=True))
     if done:
         search_statistics_refresh()
     return done
+
+
+def unmerged_documents(*, workspace_id: int, limit: int) -> list[int]:
+    """Documents the workspace's jobs indexed and no merge has settled yet, the first finished first."""
+    rows = (IndexingJobItem.objects.filter(job__workspace_id=workspace_id, status=Status.INDEXED,
+                                           merged_at__isnull=True, document__isnull=False)
+            .order_by("finished_at", "pk").values_list("document_id", flat=True))
+    return list(dict.fromkeys(rows[:limit]))
 
 
 def documents_show_paths(shown: dict[int, str]) -> None:

@@ -19,6 +19,7 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError, StorageUnavailable)
 
 INDEX_DOCUMENT = "rag.tasks.index_document"
 MERGE_DOCUMENT = "rag.tasks.merge_document"
+MERGE_INDEXED = "rag.tasks.merge_indexed"
 MERGE_WORKSPACE = "rag.tasks.merge_workspace"
 REAP_JOB_ITEMS = "rag.tasks.reap_job_items"
 SETTLE_RELEASES = "rag.tasks.settle_releases"
@@ -44,6 +45,10 @@ def index_send(item_ids: list[int]) -> None:
 
 def merge_send(document_id: int) -> None:
     task_send(MERGE_DOCUMENT, document_id)
+
+
+def indexed_merge_send(workspace_id: int) -> None:
+    task_send(MERGE_INDEXED, workspace_id)
 
 
 def workspace_merge_send(workspace_id: int) -> AsyncResult:

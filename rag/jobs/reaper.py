@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from rag.jobs.broker import broker_task_args
 from rag.jobs.lifecycle import UNFINISHED, item_fail_locked, job_finish_if_done, lost_reason
-from rag.jobs.queue import INDEX_DOCUMENT, MERGE_DOCUMENT, index_send, merge_send
+from rag.jobs.queue import INDEX_DOCUMENT, MERGE_INDEXED, index_send, indexed_merge_send
 from rag.models import IndexingJob, IndexingJobItem
 
 logger = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class ReapResult:
     failed: list[int]
     jobs_finished: int
     resent: list[int] = field(default_factory=list)  # items whose message the broker lost
-    merges_resent: list[int] = field(default_factory=list)  # documents whose merge message was lost
+    merges_resent: list[int] = field(default_factory=list)  # workspaces whose indexed files' merge message was lost
 
 
 def job_items_reap() -> ReapResult:
@@ -79,11 +79,11 @@ def _resend_lost_messages(before) -> tuple[list[int], list[int]]:
         return [], []  # the usual case: no broker scan
     queued = {args[0] for args in broker_task_args(INDEX_DOCUMENT) if args}
     resent = sorted(set(waiting.values_list("pk", flat=True)) - queued)
-    merging = {args[0] for args in broker_task_args(MERGE_DOCUMENT) if args}
-    merges_resent = sorted(set(unmerged.values_list("document_id", flat=True)) - merging)
+    merging = {args[0] for args in broker_task_args(MERGE_INDEXED) if args}
+    merges_resent = sorted(set(unmerged.values_list("job__workspace_id", flat=True)) - merging)
     index_send(resent)
-    for document_id in merges_resent:
-        merge_send(document_id)
+    for workspace_id in merges_resent:
+        indexed_merge_send(workspace_id)
     if resent or merges_resent:
         logger.warning("resent lost tasks", extra={"items": len(resent), "merges": len(merges_resent)})
     return resent, merges_resent

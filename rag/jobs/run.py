@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from rag.ingest import document_index
 from rag.jobs.lifecycle import documents_show_paths, job_finish_if_done, job_item_claim, job_item_requeue
-from rag.jobs.merging import merge_after_commit
+from rag.jobs.merging import indexed_merge_after_commit, merge_after_commit
 from rag.jobs.queue import TRANSIENT_ERRORS
 from rag.models import Document, IndexingJobItem
 from rag.parsers import Progress
@@ -44,10 +44,10 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         else:
             logger.exception("document crashed", extra={"item_id": item_id, "path": item.path})
             error = f"internal error: {type(exc).__name__}: {exc}"
-        outcome_status, document_id, chunks, encoded, note, attachment_ids = "failed", None, 0, 0, "", ()
+        outcome_status, document_id, chunks, encoded, note = "failed", None, 0, 0, ""
         unarchived = False
     else:
-        outcome_status, error, note, attachment_ids = outcome.status, outcome.error, outcome.note, outcome.attachment_ids
+        outcome_status, error, note = outcome.status, outcome.error, outcome.note
         unarchived = outcome.unarchived
         document_id, chunks, encoded = outcome.document_id, outcome.chunk_count, outcome.encoded_count
         if outcome_status == "unchanged" and _indexed_since(document_id, item.job.created_at):
@@ -66,8 +66,8 @@ def job_item_run(*, item_id: int, merge_inline: bool = False, task_id: str = "")
         stored_copies_delete([item.source_file])
     job_finish_if_done(item.job_id)
     if outcome_status == "indexed" and document_id is not None:
-        for indexed_id in (document_id, *attachment_ids):  # the message, then the documents of its attachments
-            merge_after_commit(document_id=indexed_id, inline=merge_inline)
+        # With its attachments' documents, in a batch with what else the workspace's jobs indexed meanwhile.
+        indexed_merge_after_commit(workspace_id=item.job.workspace_id, inline=merge_inline)
     elif unarchived and document_id is not None:
         merge_after_commit(document_id=document_id, inline=merge_inline)  # back from the archive: merges again
     return outcome_status

@@ -15,9 +15,9 @@ from django.db import connections
 
 from rag.dedup import workspace_merge
 from rag.jobs.lifecycle import job_item_fail, job_items_merged
-from rag.jobs.merging import document_merge_settle
+from rag.jobs.merging import document_merge_settle, workspace_indexed_merge
 from rag.jobs.queue import (
-    INDEX_DOCUMENT, MERGE_DOCUMENT, MERGE_WORKSPACE, REAP_JOB_ITEMS, SETTLE_RELEASES, TRANSIENT_ERRORS,
+    INDEX_DOCUMENT, MERGE_DOCUMENT, MERGE_INDEXED, MERGE_WORKSPACE, REAP_JOB_ITEMS, SETTLE_RELEASES, TRANSIENT_ERRORS,
 )
 from rag.jobs.releases import releases_settle_run
 from rag.jobs.reaper import job_items_reap
@@ -69,7 +69,7 @@ class MergeTask(Task):
     """A merge that gives up is settled too: the reaper does not send it again; `merge_duplicates` catches up."""
 
     def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
-        job_items_merged(document_id=args[0] if args else kwargs["document_id"])
+        job_items_merged(document_ids=[args[0] if args else kwargs["document_id"]])
         if isinstance(exc, TimeLimitExceeded):
             connections.close_all()  # see IndexTask
 
@@ -78,6 +78,14 @@ class MergeTask(Task):
              soft_time_limit=300, time_limit=330, **RUNS_TWICE_SAFELY)
 def merge_document(self, document_id: int) -> dict:
     return asdict(document_merge_settle(document_id=document_id))
+
+
+# What the workspace's jobs indexed, in batches (rag.jobs.merging). A run that gives up leaves the items unmerged:
+# the reaper sends the merge again.
+@shared_task(name=MERGE_INDEXED, retry_backoff=2, retry_backoff_max=120, max_retries=30, soft_time_limit=900,
+             time_limit=960, **RUNS_TWICE_SAFELY)
+def merge_indexed(workspace_id: int) -> dict:
+    return asdict(workspace_indexed_merge(workspace_id=workspace_id))
 
 
 @shared_task(name=MERGE_WORKSPACE, retry_backoff=10, retry_backoff_max=600, max_retries=3, soft_time_limit=3600,

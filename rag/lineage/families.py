@@ -4,12 +4,12 @@ older passage became.
 A family holds the versions of one document, at most one per release (plus copies). The steps,
 each bounded by a document's candidates, never by the workspace:
 
-1. `document_lineage_evidence` (read-only, outside the merge's lock): the document's candidates,
-   from the merge's neighbour pairs, its stored title and path keys and its current relations, and
-   the evidence against each one (rag.lineage.evidence).
-2. `document_lineage_update` (under the lock): the relations are stored, and the families they
-   touch are regrouped from their stored relations (rag.lineage.grouping: strongest first, joined
-   only when the members line up, so nothing chains and arrival order does not matter).
+1. `documents_lineage_evidence` (outside the merge's lock; it writes only the documents' own title and
+   path keys): each document's candidates, from the merge's neighbour pairs, the stored title and path
+   keys and its current relations, and the evidence against each one (rag.lineage.evidence).
+2. `documents_lineage_update` (under the lock): the relations are stored, and the families they
+   touch are regrouped once for the batch from their stored relations (rag.lineage.grouping: strongest
+   first, joined only when the members line up, so nothing chains and arrival order does not matter).
 3. `family_refresh`: order, latest flag, copies and supersession of one family from its members
    and their stored relations (no pair compared again).
 
@@ -142,6 +142,22 @@ def document_lineage_evidence(*, document_id: int, neighbour_pairs: list[tuple[i
     return LineageEvidence(document_id, set(candidates), relations, siblings, vectors=vectors)
 
 
+def documents_lineage_evidence(*, neighbour_pairs: dict[int, list[tuple[int, int, float]]],
+                               vectors: VectorCache | None = None) -> dict[int, LineageEvidence]:
+    """document_lineage_evidence of documents merged together, each from its own neighbour pairs, one vector cache.
+
+    Their title and path keys are stored first: a document finds another by name through the stored keys, and one
+    by one each found the keys of those merged before it, where read all before any was stored two versions of one
+    Git file in one batch found each other by neither (the older stayed current). Read before any of them stores
+    its relations, where one by one each re-checks those stored before it: the same relations, since a pair is
+    judged alike from either side (tests/rag/test_merge_batches.py compares the two).
+    """
+    _keys_store(load_members(Document.objects.filter(pk__in=list(neighbour_pairs))).values())
+    vectors = vectors or VectorCache()
+    return {pk: document_lineage_evidence(document_id=pk, neighbour_pairs=pairs, vectors=vectors)
+            for pk, pairs in sorted(neighbour_pairs.items())}
+
+
 def _relations_store(workspace_id: int, document_id: int, evidence: LineageEvidence) -> None:
     """The document's relations to its candidates as found now; others' relations stay as they are."""
     kept = {pair_key(r.a, r.b) for r in evidence.relations}
@@ -167,35 +183,52 @@ def _keys_store(members: Iterable[Member]) -> None:
 
 def document_lineage_update(*, document_id: int, neighbour_pairs: list[tuple[int, int, float]] | None = None,
                             evidence: LineageEvidence | None = None) -> set[int]:
-    """Put one (re-)indexed document in its family; returns the families refreshed.
+    """Put one (re-)indexed document in its family; returns the families refreshed (documents_lineage_update)."""
+    return documents_lineage_update(document_ids=[document_id], neighbour_pairs={document_id: neighbour_pairs or []},
+                                    evidence={document_id: evidence} if evidence else None)
 
-    Runs inside the merge's transaction and workspace lock, with the evidence the merge read
-    before taking it (or reads it now from `neighbour_pairs`); membership is decided here, from
-    the families as they are under the lock.
+
+def documents_lineage_update(*, document_ids: Iterable[int], neighbour_pairs: dict[int, list[tuple[int, int, float]]]
+                             | None = None, evidence: dict[int, LineageEvidence] | None = None) -> set[int]:
+    """Put (re-)indexed documents of one workspace in their families; returns the families refreshed.
+
+    Runs inside the merge's transaction and workspace lock, with the evidence the merge read before taking it
+    (or reads it now from each document's `neighbour_pairs`); membership is decided here, from the families as
+    they are under the lock. Every document's relations are stored first, then their neighbourhood is regrouped
+    and each family refreshed once: a job's files that are versions of one another cost one regroup, not one each.
     """
-    document = Document.objects.filter(pk=document_id).values("workspace_id").first()
-    if document is None:
+    workspaces = dict(Document.objects.filter(pk__in=list(document_ids)).values_list("pk", "workspace_id"))
+    if not workspaces:
         return set()
-    workspace_id = document["workspace_id"]
-    me = load_members(Document.objects.filter(pk=document_id)).get(document_id)
-    if me is None:  # archived or failed since: it leaves its family
-        return _refresh_all(documents_leave_families(document_ids=[document_id]))
-    if evidence is None or not evidence.active:
-        evidence = document_lineage_evidence(document_id=document_id, neighbour_pairs=neighbour_pairs or [])
-    vectors = evidence.vectors
-    _keys_store([me])
-    _relations_store(workspace_id, document_id, evidence)
-    subjects_refresh(document_ids=siblings_store(workspace_id=workspace_id, document_id=document_id,
-                                                 candidates=evidence.candidates, found=evidence.siblings))
-    related = {pk for relation in _stored_relations([document_id], within=False)
-               for pk in (relation.a, relation.b)} - {document_id}
-    if not related and me.family_id is None:
-        return set()  # a document of its own: nothing to regroup
-    neighbourhood = _relation_component(workspace_id, related | {document_id})
-    members = load_members(Document.objects.filter(workspace_id=workspace_id, pk__in=neighbourhood))
-    changed = _regroup(workspace_id, members, _stored_relations(members, within=True))
-    own = Document.objects.filter(pk=document_id).values_list("family_id", flat=True).first()
-    return _refresh_all(changed | {own}, vectors)  # its own family: its chunks are new
+    workspace_id = next(iter(workspaces.values()))
+    present = load_members(Document.objects.filter(pk__in=list(workspaces)))
+    # Archived or failed since: they leave their families.
+    changed = documents_leave_families(document_ids=[pk for pk in sorted(workspaces) if pk not in present])
+    # One cache for the batch (the merge read its evidence with one): a vector is loaded once, whoever needs it.
+    vectors = next((found.vectors for found in (evidence or {}).values() if found is not None), None) or VectorCache()
+    _keys_store(present.values())
+    seeds: set[int] = set()
+    evidence = dict(evidence or {})
+    unread = [pk for pk in present if evidence.get(pk) is None or not evidence[pk].active]
+    if unread:
+        evidence.update(documents_lineage_evidence(vectors=vectors, neighbour_pairs={
+            pk: (neighbour_pairs or {}).get(pk, []) for pk in unread}))
+    for document_id in sorted(present):
+        found = evidence[document_id]
+        _relations_store(workspace_id, document_id, found)
+        subjects_refresh(document_ids=siblings_store(workspace_id=workspace_id, document_id=document_id,
+                                                     candidates=found.candidates, found=found.siblings))
+        related = {pk for relation in _stored_relations([document_id], within=False)
+                   for pk in (relation.a, relation.b)} - {document_id}
+        if related or present[document_id].family_id is not None:  # else a document of its own: nothing to regroup
+            seeds |= related | {document_id}
+    if seeds:
+        neighbourhood = _relation_component(workspace_id, seeds)
+        members = load_members(Document.objects.filter(workspace_id=workspace_id, pk__in=neighbourhood))
+        changed |= _regroup(workspace_id, members, _stored_relations(members, within=True))
+        # Their own families too: their chunks are new.
+        changed |= set(Document.objects.filter(pk__in=seeds & set(present)).values_list("family_id", flat=True))
+    return _refresh_all(changed, vectors) if changed else set()
 
 
 def _relation_component(workspace_id: int, seed: set[int]) -> set[int]:

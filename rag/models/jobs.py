@@ -82,6 +82,10 @@ class IndexingJobItem(models.Model):
 
     class Meta:
         ordering = ["job_id", "id"]
+        # Every merge message looks for its workspace's indexed items awaiting a merge (rag.jobs.merging): the few
+        # of them, not all the items ever indexed.
+        indexes = [models.Index(fields=["finished_at"], name="jobitem_awaiting_merge",
+                                condition=models.Q(status="indexed", merged_at__isnull=True))]
 
     def __str__(self) -> str:
         return self.path

@@ -35,3 +35,15 @@ def test_an_indexing_item_keeps_its_lease_while_its_task_may_still_run():
 def test_a_replacement_pool_process_gets_more_time_to_start_than_celerys_default():
     assert app.conf.worker_proc_alive_timeout == settings.CELERY_WORKER_PROC_ALIVE_TIMEOUT >= 30
     assert app.conf.broker_transport_options["visibility_timeout"] == settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+
+
+def test_a_worker_indexes_what_waits_before_it_merges():
+    """Queues are taken in the order -Q names them, not in turns: merges wait for the files queued before them and
+    then take them in batches (rag.jobs.merging)."""
+    from config.launcher import worker_command
+    from devkit.faults import QUEUES
+
+    assert app.conf.broker_transport_options["queue_order_strategy"] == "priority"
+    command = worker_command({}, 2)[0]
+    queues = command[command.index("-Q") + 1].split(",")
+    assert queues.index("ingest") < queues.index("merge") and QUEUES.split(",") == queues

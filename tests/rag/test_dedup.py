@@ -10,13 +10,14 @@ from django.core.management import call_command
 from django.db import connection, transaction
 
 from rag.dedup import merge
-from rag.dedup.merge import chunks_detach, document_merge, workspace_merge
+from rag.dedup.merge import chunks_detach, document_merge, documents_merge, workspace_merge
 from rag.dedup.neighbours import member_edges, pairwise_edges
 from rag.documents import documents_archive, documents_unarchive
 from rag.jobs import merging
 from rag.jobs import releases as jobs_releases
 from rag.management.commands import lineage_releases
-from rag.models import CanonicalRecord, ChunkVariant, Contradiction, Document
+from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
+from devkit.synthetic_corpus import generate, write_markdown
 from tests.factories import WorkspaceFactory
 from tests.rag.dedup_support import (
     PAYLOAD_TOO_LARGE,
@@ -265,6 +266,43 @@ def test_reindexing_a_file_through_the_pipeline_takes_its_old_chunks_out(workspa
     v21 = Document.objects.get(path__endswith="troubleshooting-2.1.md")
     assert set(records.values_list("canonical_chunk__document", flat=True)) == {v21.pk}
 
+
+
+def _families(workspace) -> set[frozenset[str]]:
+    groups: dict[int, set[str]] = {}
+    for family_id, path in Document.objects.filter(workspace=workspace, family__isnull=False).values_list(
+            "family_id", "path"):
+        groups.setdefault(family_id, set()).add(path)
+    return {frozenset(group) for group in groups.values()}
+
+
+def _contradicting(workspace) -> set[frozenset]:
+    return {frozenset([(a, i), (b, j)]) for a, i, b, j in Contradiction.objects.filter(workspace=workspace).values_list(
+        "chunk_a__document__path", "chunk_a__chunk_index", "chunk_b__document__path", "chunk_b__chunk_index")}
+
+
+@pytest.mark.django_db
+def test_documents_merged_together_end_as_merged_one_by_one(tmp_path):
+    write_markdown(generate(chunks=90, sections_per_document=5, duplicate_share=0.4, seed=11), tmp_path / "corpus")
+    for number in range(24):  # one template filled in for many hosts: weak relations, found from one side only
+        (tmp_path / "corpus" / f"runbook-{number}.md").write_text(f"# Runbook {number}\n\n" + "".join(
+            f"Step {step}: on host web-{number} restart service {step * number} after its cache warms.\n"
+            for step in range(30)))
+    one_by_one, together = WorkspaceFactory(), WorkspaceFactory()
+    for target in (one_by_one, together):
+        _ingest(target, tmp_path / "corpus")
+    for document_id in Document.objects.filter(workspace=one_by_one).order_by("pk").values_list("pk", flat=True):
+        document_merge(document_id=document_id)
+    ids = list(Document.objects.filter(workspace=together).order_by("pk").values_list("pk", flat=True))
+    first, second = documents_merge(document_ids=ids[:4]), documents_merge(document_ids=ids[4:])  # two batches
+
+    assert_invariants(together)
+    assert first.chunks + second.chunks == Chunk.objects.filter(workspace=together).count()
+    expected = partition(one_by_one)
+    assert len(expected) >= 10 and partition(together) == expected
+    assert _families(together) == _families(one_by_one) and _families(one_by_one)
+    assert _contradicting(together) == _contradicting(one_by_one)
+    assert documents_merge(document_ids=ids).records_changed == 0  # merging again changes nothing
 
 
 @pytest.mark.django_db

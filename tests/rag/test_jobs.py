@@ -148,13 +148,13 @@ def test_the_reaper_resends_index_and_merge_tasks_the_broker_lost(item, workspac
                                              document=document, finished_at=long_ago)
     try:
         result = job_items_reap()
-        assert (result.resent, result.merges_resent) == ([item.pk], [document.pk])
+        assert (result.resent, result.merges_resent) == ([item.pk], [workspace.pk])
         assert broker_task_args("rag.tasks.index_document") == {(item.pk,)}
-        assert broker_task_args("rag.tasks.merge_document") == {(document.pk,)}
+        assert broker_task_args("rag.tasks.merge_indexed") == {(workspace.pk,)}
         result = job_items_reap()  # the messages are in the broker now: nothing is sent twice
         assert (result.resent, result.merges_resent) == ([], [])
 
-        job_items_merged(document_id=document.pk)
+        job_items_merged(document_ids=[document.pk])
         indexed.refresh_from_db()
         assert indexed.merged_at is not None
     finally:
