@@ -85,14 +85,19 @@ def browser_page(live_server):
 def lumen(transactional_db, django_db_serialized_rollback, tmp_path):
     """Two API versions that agree on authentication (one merged passage) and disagree on the rate
     limit (a contradiction), a troubleshooting page and an old operations page; Writer Pro licensed."""
+    return lumen_indexed(tmp_path, {"api-2.0.md": V2, "api-3.0.md": V3, "troubleshooting.md": TROUBLESHOOTING,
+                                    "capacity.md": OPERATIONS})
+
+
+def lumen_indexed(tmp_path, files: dict[str, str]):
+    """The workspace "lumen", Writer Pro licensed, its reader "reader", `files` (name -> text) indexed and merged."""
     embeddings.reset_encoder()
     user = UserFactory(username="reader")
     workspace = WorkspaceFactory(slug="lumen", name="Lumen", members=[user])
     LicenseFactory(workspace=workspace)
     folder = tmp_path / "lumen"
     folder.mkdir()
-    for name, text in (("api-2.0.md", V2), ("api-3.0.md", V3), ("troubleshooting.md", TROUBLESHOOTING),
-                       ("capacity.md", OPERATIONS)):
+    for name, text in files.items():
         (folder / name).write_text(text)
     index_folder(workspace, folder)
     return workspace

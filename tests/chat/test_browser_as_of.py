@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from rag import embeddings
-from tests.chat.conftest import V2, index_folder
-from tests.chat.test_browser import ARTIFACTS, _ask, _log_in, _new_conversation, _set_option
+from tests.chat.conftest import V2
+from tests.chat.test_browser import ARTIFACTS, _ask, _log_in, _new_conversation, _set_option, lumen_indexed
 from tests.chat.test_browser import browser_page  # noqa: F401 (a fixture)
 from tests.chat.test_browser import pytestmark as BROWSER_MARKS
-from tests.factories import UserFactory, WorkspaceFactory
-from tests.licensing.factories import LicenseFactory
 
 pytestmark = BROWSER_MARKS
 
@@ -32,16 +29,7 @@ After an upgrade to 2.1.2 the readiness endpoint reports ready only after the fi
 
 @pytest.fixture
 def lines(transactional_db, django_db_serialized_rollback, tmp_path):
-    embeddings.reset_encoder()
-    user = UserFactory(username="reader")
-    workspace = WorkspaceFactory(slug="lumen", name="Lumen", members=[user])
-    LicenseFactory(workspace=workspace)
-    folder = tmp_path / "lumen"
-    folder.mkdir()
-    for name, text in (("api-2.0.md", V2), ("api-2.1.md", V21), ("runbook-2.1.2.md", PATCH), ("api-3.0.md", V30)):
-        (folder / name).write_text(text)
-    index_folder(workspace, folder)
-    return workspace
+    return lumen_indexed(tmp_path, {"api-2.0.md": V2, "api-2.1.md": V21, "runbook-2.1.2.md": PATCH, "api-3.0.md": V30})
 
 
 def test_answer_as_of_offers_lines_and_the_answer_names_the_patch_that_answered(browser_page, live_server, lines,
