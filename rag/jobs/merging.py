@@ -19,7 +19,7 @@ from rag.dedup import MergeStats, documents_merge, releases_settle
 from rag.jobs.lifecycle import job_items_merged, unmerged_documents
 from rag.jobs.queue import TRANSIENT_ERRORS, indexed_merge_send, merge_send
 from rag.models import Document
-from rag.releases import calendar_update
+from rag.releases import calendar_update_many
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +38,7 @@ def documents_merge_settle(*, document_ids: list[int]) -> MergeStats:
     """Merge the documents' chunks in one pass and mark their items merged. The last merge of a job places the
     releases of the workspace's exports, now that the job's files are all in."""
     stats = documents_merge(document_ids=document_ids)
-    for document_id in document_ids:
-        calendar_update(document_id=document_id)  # the releases its page speaks for, in the calendar
+    calendar_update_many(document_ids=document_ids)  # the releases their pages speak for, in the calendar
     for workspace_id in sorted(job_items_merged(document_ids=document_ids)):
         releases_settle(workspace_id=workspace_id, rebuild=False)  # the calendar is these documents', just updated
     return stats

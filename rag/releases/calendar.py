@@ -54,8 +54,19 @@ def _moment(day: date_type) -> datetime:
 
 def calendar_update(*, document_id: int) -> int:
     """The document's series entries become its calendar rows (none once it is archived or gone)."""
-    count, workspace_id = _page_rows_update(document_id)
-    if workspace_id is not None:
+    return calendar_update_many(document_ids=[document_id])
+
+
+def calendar_update_many(*, document_ids: Iterable[int]) -> int:
+    """Each document's calendar rows, then each workspace's lines known only from labels once: a merge batch of
+    50 documents refreshed the whole workspace's lines 50 times."""
+    count, workspaces = 0, set()
+    for document_id in document_ids:
+        rows, workspace_id = _page_rows_update(document_id)
+        count += rows
+        if workspace_id is not None:
+            workspaces.add(workspace_id)
+    for workspace_id in sorted(workspaces):
         labelled_lines_refresh(workspace_id=workspace_id)
     return count
 
@@ -130,10 +141,8 @@ def best_cased(names: Iterable[str]) -> dict[str, str]:
 
 def calendar_rebuild(*, workspace_id: int) -> int:
     """Every page's calendar rows read again (`merge_duplicates`, `lineage_releases`)."""
-    count = sum(_page_rows_update(pk)[0] for pk in Document.objects.filter(workspace_id=workspace_id)
-                .values_list("pk", flat=True))
-    labelled_lines_refresh(workspace_id=workspace_id)
-    return count
+    return calendar_update_many(document_ids=Document.objects.filter(workspace_id=workspace_id)
+                                .values_list("pk", flat=True))
 
 
 def release_calendar_entries(*, workspace_id: int) -> list[CalendarEntry]:
