@@ -199,7 +199,23 @@ def wait_job(job_id: int, *, timeout: float, on_tick=None) -> float:
                 raise
         close_old_connections()
         time.sleep(0.25)
-    raise TimeoutError(f"job {job_id} not final after {timeout:.0f}s")
+    raise TimeoutError(f"job {job_id} not final after {timeout:.0f}s: {_stuck(job_id)}")
+
+
+def _stuck(job_id: int) -> str:
+    """What a job that did not end was waiting for: its items by state, what is unmerged, the broker's queues."""
+    from rag.models import IndexingJob, IndexingJobItem
+
+    try:
+        job = IndexingJob.objects.get(pk=job_id)
+        items = Counter(IndexingJobItem.objects.filter(job=job).values_list("status", flat=True))
+        unmerged = IndexingJobItem.objects.filter(job=job, status="indexed", merged_at__isnull=True).count()
+        client = _redis()
+        queues = {queue: client.llen(queue) for queue in QUEUES.split(",")}
+        return (f"finished_at {job.finished_at}, items {dict(items)}, unmerged {unmerged}, queues {queues}, "
+                f"unacked {client.hlen('unacked')}")
+    except Exception as exc:  # noqa: BLE001 - a diagnosis that fails must not hide the timeout
+        return f"state unreadable ({type(exc).__name__}: {exc})"
 
 
 def snapshot(workspace_id: int, job_id: int) -> dict:

@@ -115,7 +115,8 @@ def test_a_service_restarted_mid_job_loses_and_doubles_nothing(start_processes, 
     folder = write_corpus(tmp_path / "docs", files=24)
     # Beat inside the worker, as `make run` runs it, with the reaper every second: the embedded
     # Redis keeps no data, so its restart loses every queued message and the reaper sends them again.
-    start_processes(beat=True, extra_env={"JOB_REAPER_INTERVAL_SECONDS": "1"}).wait_full()
+    worker = start_processes(beat=True, extra_env={"JOB_REAPER_INTERVAL_SECONDS": "1"})
+    worker.wait_full()
     reference, _ = _run(folder, "reference")
     restarted = []
 
@@ -126,6 +127,9 @@ def test_a_service_restarted_mid_job_loses_and_doubles_nothing(start_processes, 
             restart()
             restarted.append(elapsed)
 
-    faulted, _ = _run(folder, "restarted", on_tick=restart_once)
+    try:
+        faulted, _ = _run(folder, "restarted", on_tick=restart_once)
+    except TimeoutError as exc:  # the worker's own account of what it was doing is the diagnosis
+        raise AssertionError(f"{exc}\nworker log:\n{worker.log_path.read_text()[-4000:]}") from exc
     assert restarted
     assert compare(reference, faulted) == []
