@@ -209,6 +209,20 @@ def encoded_rows(texts: list[str], folder: Path, *, upto: int, seconds: float | 
     return upto
 
 
+def encoded_queries(queries: list[str], folder: Path, encoder_factory):  # noqa: ANN001, ANN201 - an ndarray
+    """The queries' vectors, cached under `folder` by the queries' content: a corpus rebuilt with other held-out
+    queries (or none) is encoded again, never read from an older run's file."""
+    import numpy as np
+
+    digest = hashlib.sha256("\x00".join(queries).encode()).hexdigest()[:16]
+    cache = folder / f"queries-{digest}.npy"
+    if not cache.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "queries-partial.npy", np.asarray(encoder_factory().encode(queries), dtype=np.float32))
+        (folder / "queries-partial.npy").rename(cache)
+    return np.load(cache)
+
+
 def encoded_vectors(folder: Path, rows: int):  # noqa: ANN201 - an ndarray
     import numpy as np
 
@@ -224,7 +238,6 @@ def corpus_folders(out: Path) -> list[Path]:
 def main() -> int:
     import time
 
-    import numpy as np
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "bench" / "docs-corpus")
@@ -234,13 +247,10 @@ def main() -> int:
     data = real_chunks(corpus_folders(args.out), args.out.parent / "docs-chunks.json")
     print(f"{len(data['chunks']):,} distinct chunks, {len(data['queries'])} held-out queries", flush=True)
     if args.encode:
-        vectors = args.out.parent / "docs-vectors"
-        if not (vectors / "queries.npy").exists():
-            from rag.encoders import OnnxEncoder
+        from rag.encoders import OnnxEncoder
 
-            encoder = OnnxEncoder(batch_size=32, cache_dir=args.out.parent / "models")
-            vectors.mkdir(parents=True, exist_ok=True)
-            np.save(vectors / "queries.npy", np.asarray(encoder.encode(data["queries"]), dtype=np.float32))
+        vectors = args.out.parent / "docs-vectors"
+        encoded_queries(data["queries"], vectors, lambda: OnnxEncoder(batch_size=32, cache_dir=args.out.parent / "models"))
         started = time.monotonic()
         done = encoded_rows([row[0] for row in data["chunks"]], vectors, upto=args.encode, seconds=args.seconds)
         print(f"{done:,} rows encoded ({time.monotonic() - started:.0f}s this run)")

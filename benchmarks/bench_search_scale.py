@@ -46,7 +46,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from _docs_corpus import MAX_INDEXED, corpus_folders, encoded_rows, encoded_vectors, real_chunks  # noqa: E402
+from _docs_corpus import MAX_INDEXED, corpus_folders, encoded_queries, encoded_rows, encoded_vectors, real_chunks  # noqa: E402
 from _setup import QUICK, SMOKE, child_figures, machine_load, percentile, target  # noqa: E402
 
 TOP_K = 10
@@ -279,13 +279,9 @@ def corpus() -> tuple[list[list[str]], list[str], Path]:
 
 
 def query_vectors(queries: list[str], folder: Path) -> np.ndarray:
-    cache = folder / "queries.npy"
-    if not cache.exists():
-        from _search_corpus import real_encoder
+    from _search_corpus import real_encoder
 
-        folder.mkdir(parents=True, exist_ok=True)
-        np.save(cache, np.asarray(real_encoder(folder.parent).encode(queries), dtype=np.float32))
-    return np.load(cache)
+    return encoded_queries(queries, folder, lambda: real_encoder(folder.parent))
 
 
 def child(size: int, real: int, query_count: int) -> None:
