@@ -40,6 +40,7 @@ _VALUE_WORDS = re.compile(r"\b(?:\d+(?:[.:]\d+)*\w*|true|false|none|yes|no)\b", 
 _SHARED_WORDS = 0.5
 _DEFAULT_VALUE = re.compile(r"\bdefault\s*[:=]?\s+(?!is\b|to\b|of\b)([^\s;,()]+?)(?=[.;,)]?(?:\s|$))", re.I)
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
+_RELEASE_SERIES = re.compile(r"v?\d+(?:\.\d+)*\.x", re.I)  # "2.x": a line of releases, not a value
 
 
 @lru_cache(maxsize=64)
@@ -153,13 +154,21 @@ def summary_line(old: Unit, new: Unit, old_label: str, new_label: str, *, releas
     return f"{a} -> {b}{' ' + unit if unit else ''} ({old_label} -> {new_label})."
 
 
+def states_a_value(text: str, releases: Sequence[str] = ()) -> bool:
+    """Whether a statement gives a value of its own: a release it names ("in 2.1", "Compared with 2.x") is none."""
+    return any(not is_release(value, releases) and not _RELEASE_SERIES.fullmatch(value) for value in values_in(text))
+
+
 def _pair_score(old: Unit, new: Unit, releases: Sequence[str] = ()) -> float:
-    """Both statements' scores, and the change bonus where they are one entry or statement in two releases with
-    values that differ: two different statements with two values are no change."""
+    """Both statements' scores, the change bonus where they are one entry or statement in two releases with
+    values that differ (two different statements with two values are no change), and the bonus taken back for
+    each side that states no value of its own: "List endpoints are paginated with page numbers" names the subject
+    and says nothing a reader could compare."""
     close = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY
     changed = close and same_statement(old, new) and (
         bool(fact_differences(old.text, new.text)) or value_change(old.text, new.text, labels=tuple(releases)) is not None)
-    return old.score + new.score + (settings.ANSWER_CHANGE_BONUS if changed else 0.0)
+    valueless = sum(not states_a_value(unit.text, releases) for unit in (old, new))
+    return old.score + new.score + settings.ANSWER_CHANGE_BONUS * ((1 if changed else 0) - valueless)
 
 
 def both_releases_row(units: Sequence[Unit], old_label: str, new_label: str, *,

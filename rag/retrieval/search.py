@@ -130,7 +130,9 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
     else:
         sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
                  for label, documents in plan.scopes]
-        result_set = interleaved(sides, top_k=options.top_k)
+        # Each release keeps the answer's full width: a change is told from each side's own statements, and the
+        # entry that states a value in both releases is seldom both sides' first result.
+        result_set = interleaved(sides, top_k=options.top_k * len(sides))
         clock.lap("change_sides_ms")
         result_set.stats["timings_ms"] = clock.laps  # the whole question's, both sides in one lap
         # Which result answers for which version, oldest first: the answer states each side.

@@ -257,3 +257,23 @@ def test_what_s_new_is_answered_by_the_asked_release_s_own_highlights(db):
     asked = _highlights("What's new in Django 4.2?", units, "4.2")
     assert asked is not None and asked.text.startswith("Psycopg 3 support:")
     assert _highlights("How do I render a form field group?", units, "") is None
+
+
+def test_each_side_of_a_change_states_a_value_of_its_own(db):
+    from chat.changes import _pair_score, states_a_value
+    from chat.units import Unit
+
+    def unit(text: str, document_id: int) -> Unit:
+        found = SimpleNamespace(chunk_id=document_id, document_id=document_id, heading_path="Pagination", text=text)
+        return Unit(0, found, (0,), text, "sentence", score=0.5, relevance=0.6, vector=[1.0, 0.0])
+
+    releases = ("2.0", "2.1", "3.0")
+    naming = unit("List endpoints are paginated with page numbers.", 1)
+    stating = unit("Use the query parameters page and per_page (default 20, maximum 100).", 2)
+    summary = unit("Compared with 2.x, the main changes are higher minimum versions for PostgreSQL and Redis.", 3)
+    new = unit("Pass limit (default 50, maximum 200) and the cursor of the previous response.", 4)
+    assert not states_a_value(naming.text, releases) and states_a_value(stating.text, releases)
+    assert not states_a_value(summary.text, releases)  # a release line it names is no value of its own
+    # Of two statements about the subject, the side that gives a value a reader can compare is chosen.
+    assert _pair_score(stating, new, releases) > _pair_score(naming, new, releases)
+    assert _pair_score(stating, new, releases) > _pair_score(stating, summary, releases)

@@ -291,3 +291,13 @@ def test_two_releases_notes_are_neither_a_family_nor_a_contradiction(workspace, 
     assert frozenset((guide_a.pk, guide_b.pk)) in pending  # two current guides that disagree: for review
     guide_a.refresh_from_db(), guide_b.refresh_from_db()
     assert guide_b.copy_of_id != guide_a.pk and guide_a.copy_of_id != guide_b.pk  # 4 KB against 8 KB: no copy
+
+
+def test_a_change_search_keeps_each_release_s_full_width(workspace, encoder, tmp_path):
+    """A change answer is told from each side's own statements: every result of each side reaches the answer,
+    not the first half of an interleaving cut to one side's width."""
+    ingest(workspace, *copy_demo(tmp_path, *API))
+    change = search("What changed in the rate limit between 2.1 and 3.0?", options(workspace, top_k=3))
+    found = {r.chunk_id for r in change}
+    assert all(len(side.chunk_ids) == 3 for side in change.change_sides)
+    assert {chunk for side in change.change_sides for chunk in side.chunk_ids} == found
