@@ -130,16 +130,17 @@ def past_release_notes_demoted(candidates: list, *, workspace_id: int, demotion:
         key = series.casefold()
         if not key and len(newest) == 1:  # a heading that names no series: the workspace's one series'
             key = next(iter(newest))
-        if key in newest and version < newest[key]:
+        if version is None or (key in newest and version < newest[key]):
             candidate.score *= demotion
             demoted += 1
     candidates.sort(key=lambda c: -c.score)
     return demoted
 
 
-def _notes_release(row: dict, changelogs: frozenset[int]) -> tuple[str, Version] | None:
+def _notes_release(row: dict, changelogs: frozenset[int]) -> tuple[str, Version | None] | None:
     """(series, release) a passage speaks for: its page's own release (a release-notes page), else, on a changelog,
-    the release whose heading it sits under."""
+    the release whose heading it sits under; None for a changelog's section whose path names no release (an export
+    that flattened its headings: "Changelog > Bug Fixes"), history all the same."""
     if (version := parse_version(row["series_version"] or "")) is not None:
         return row["series_name"] or "", version
     if row["document_id"] not in changelogs:
@@ -147,4 +148,4 @@ def _notes_release(row: dict, changelogs: frozenset[int]) -> tuple[str, Version]
     for heading in reversed((row["heading_path"] or "").split(" > ")):
         if (found := heading_release(heading)) is not None and (version := parse_version(found[0])) is not None:
             return row["series_name"] or "", version
-    return None
+    return row["series_name"] or "", None
