@@ -8,8 +8,9 @@ them in memory (no index, no search: the question figures need `eval_release_var
 export form:
 
 - placed: the share of an export's pages placed at the release the export is of (exact, or its line);
-- calendar dates: of the releases the pile's notes date (a file's date standing in is not judged), the share
-  within 7 days of PyPI's first upload;
+- calendar dates: of the project's releases the pile's notes date (a file's date standing in is not judged, nor a
+  release of another series the pile names, such as a bundled package's history), the share within 7 days of
+  PyPI's first upload;
 - future entries: calendar releases newer than the pile's newest release (a future or deprecation mention).
 """
 
@@ -102,8 +103,10 @@ def measure(folder: Path) -> dict:
         by_form[form][f"placed {label or 'nowhere'}"] += 1
     dates = json.loads((folder / "release_dates.json").read_text())
     newest = max(parse_version(truth[pk]["release"]) for pk in truth)
-    # Dates from notes only: a page's file date standing in for one is the export's, not the release's.
-    dated = [(entry, dates.get(str(entry.version)) or dates.get(f"{entry.version}.0")) for entry in calendar
+    # Dates from notes only: a page's file date standing in for one is the export's, not the release's. PyPI's
+    # dates are the project's: a release of another series (a bundled package's history) is not judged by them.
+    ours = [entry for entry in calendar if entry.series.casefold() in (folder.name.casefold(), "")]
+    dated = [(entry, dates.get(str(entry.version)) or dates.get(f"{entry.version}.0")) for entry in ours
              if entry.source != FILE_DATE]
     judged = [(entry, day) for entry, day in dated if day]
     right = sum(abs((entry.date.date() - date.fromisoformat(day)).days) <= DATE_SLACK_DAYS for entry, day in judged)
@@ -112,7 +115,8 @@ def measure(folder: Path) -> dict:
                     "line": round(c["line"] / c["pages"], 3),
                     "placed": {k[7:]: v for k, v in c.items() if k.startswith("placed ")}}
              for form, c in sorted(by_form.items())}
-    return {"forms": forms, "calendar releases": len(calendar), "calendar judged": len(judged),
+    others = sorted({entry.series for entry in calendar if entry not in ours})
+    return {"forms": forms, "calendar releases": len(calendar), "other series": others, "calendar judged": len(judged),
             "calendar file-dated": sum(entry.source == FILE_DATE for entry in calendar),
             "calendar dates correct": round(right / len(judged), 3) if judged else None, "future entries": future,
             "wrong dates": [f"{e.version}: {e.date.date()} (PyPI {d})" for e, d in judged
@@ -131,7 +135,8 @@ def main() -> int:
         results[project] = found = measure(args.piles / project)
         print(f"{project}: calendar {found['calendar releases']} releases, dates correct "
               f"{found['calendar dates correct']} of {found['calendar judged']} judged "
-              f"({found['calendar file-dated']} dated by a file only); future entries "
+              f"(other series, not judged: {', '.join(found['other series']) or 'none'}; "
+              f"{found['calendar file-dated']} dated by a file only); future entries "
               f"{found['future entries'] or 'none'}")
         for form, figures in found["forms"].items():
             print(f"  {form:20} pages {figures['pages']:4}  exact {figures['exact']:.3f}  line {figures['line']:.3f}"

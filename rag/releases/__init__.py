@@ -27,7 +27,8 @@ from rag.releases.series import SERIES_TITLE, SeriesRelease, heading_release, me
 from rag.releases.series_pages import series_metadata
 from rag.releases.display import release_label, release_labels, release_line_said, release_lines
 from rag.releases.calendar import (
-    CalendarEntry, best_cased, calendar_rebuild, calendar_update, calendar_update_many, newest_release_pages,
+    CalendarEntry, best_cased, calendar_rebuild, calendar_update, calendar_update_many, changelog_pages,
+    newest_release_pages,
     release_calendar,
     release_calendar_entries, release_window, series_end, series_label, series_names,
 )
@@ -44,7 +45,7 @@ __all__ = [
     "CalendarEntry", "ChangeQuestion", "QueryLineage", "ReleaseGuess", "SERIES_TITLE", "SeriesRelease",
     "VERSION_SOURCES", "VersionLabel", "VersionMention", "VersionPlan", "analyse_query", "answer_states_a_change",
     "asks_history", "asks_newest_release", "asks_what_changed", "asks_whats_new", "batch_members", "best_cased",
-    "calendar_rebuild", "calendar_update", "calendar_update_many", "documents_as_of", "documents_as_of_each",
+    "calendar_rebuild", "calendar_update", "calendar_update_many", "changelog_pages", "documents_as_of", "documents_as_of_each",
     "extract_version_label", "heading_release", "may_name_a_time", "mentioned_releases", "names_long_term_support",
     "names_the_latest_release", "newest_release_pages", "of_release",
     "parse_version", "path_version_stem", "release_calendar", "release_calendar_entries", "release_label",

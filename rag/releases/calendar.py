@@ -274,6 +274,14 @@ def _release_pages(workspace_id: int) -> list[tuple[str, Version, int]]:
     return [(series, version, pk) for series, version, pk in rows if version is not None and not version.is_prerelease]
 
 
+def changelog_pages(*, workspace_id: int) -> frozenset[int]:
+    """The pages whose headings name releases (a changelog, a chapter of release notes): each section under such a
+    heading speaks for that release (read once per change of the workspace: every question about the present asks)."""
+    return index_cached("changelog pages", workspace_id=workspace_id, compute=lambda: frozenset(
+        Release.objects.filter(workspace_id=workspace_id, source=Release.Source.PAGE, how="heading")
+        .values_list("document_id", flat=True)))
+
+
 def _long_term_releases(document_ids: frozenset[int]) -> set[tuple[int, Version]]:
     """(page, release) where a passage of the page calls that very release long-term support."""
     found = set()

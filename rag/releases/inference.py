@@ -121,11 +121,14 @@ def _attribute(rows: list[_Row], calendar: list[CalendarEntry]) -> None:
     for name, _count in spellings.most_common():
         spelled.setdefault(name.casefold(), name)
     named = sorted(spelled.values())
+    histories: set[int] = set()  # rows whose series only their release headings name: a changelog's
     for row in rows:
         # Its own page's series: its title's, else the one its release headings name most (a changelog).
-        own = [entry.get("series", "") for entry in row.entries if entry.get("how") == "title"] or [
-            name for name, _count in Counter(str(entry["series"]) for entry in row.entries
-                                             if entry.get("series")).most_common(1)]
+        own = [entry.get("series", "") for entry in row.entries if entry.get("how") == "title"]
+        if not own:
+            own = [name for name, _count in Counter(str(entry["series"]) for entry in row.entries
+                                                    if entry.get("series")).most_common(1)]
+            histories |= {row.pk} if own else set()
         if own:
             row.series = spelled.get(own[0].casefold(), own[0])
         elif len(named) == 1:
@@ -138,12 +141,20 @@ def _attribute(rows: list[_Row], calendar: list[CalendarEntry]) -> None:
     # project whose pages write its name in lowercase ("pytest") leaves no capitalised name to count.
     # Of an export whose pages name several series (a bundled component's history beside the project's pages),
     # it is of the one most of them name.
+    # A changelog whose headings name another series than most of its export's pages (a package the project
+    # absorbed, "pywcs Version 1.11") shipped with that export: it is of the export's project, and its releases,
+    # of another series, place nothing.
     companions: dict[tuple, Counter] = defaultdict(Counter)
+    others: dict[tuple, Counter] = defaultdict(Counter)  # of the pages that are not changelogs
     for row in rows:
         if row.series:
             companions[export_key(row)[1:]][row.series] += 1
+            if row.pk not in histories:
+                others[export_key(row)[1:]][row.series] += 1
     for row in rows:
-        if not row.series and (found := companions.get(export_key(row)[1:])):
+        found = others.get(export_key(row)[1:]) if row.pk in histories else (
+            None if row.series else others.get(export_key(row)[1:]) or companions.get(export_key(row)[1:]))
+        if found:
             ranked = found.most_common(2)
             if len(ranked) == 1 or ranked[0][1] > ranked[1][1]:
                 row.series = ranked[0][0]

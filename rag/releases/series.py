@@ -67,6 +67,26 @@ _PROMISE = re.compile(r"\b(?:will|shall|would|to\s+be|going\s+to|scheduled|plann
 _PROMISE_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:unreleased|upcoming|planned|future|not\s+yet\s+released)", re.I)
 
 
+# A history's title that names whose releases its headings list: "PyFITS Changelog", "astropy.io.fits History",
+# "Router release notes". A project's docs may bundle the history of a package they absorbed: its bare release
+# headings ("3.4.0 (2016-01-29)") are that package's, never the project's.
+_HISTORY_TITLE = re.compile(r"^\W*(?P<name>[\w.+-]+(?:\s+[\w.+-]+){0,2}?)\s+(?:release\s+notes|release\s+history"
+                            r"|changelog|change\s+log|changes|history|news)\W*$", re.I)
+# Words before "changelog" that describe it, not whose it is ("Full changelog", "Release history").
+_DESCRIBING = {"full", "complete", "detailed", "project", "recent", "old", "older", "past", "previous", "legacy",
+               "archived", "our", "your", "its", "this", "major", "minor"}
+
+
+def history_series(heading: str) -> str:
+    """The series a history's title names ("PyFITS Changelog": "PyFITS"); "" where it names none ("Changelog",
+    "Full changelog", "Changes in 2.0")."""
+    match = _HISTORY_TITLE.match(heading.strip())
+    if match is None or any(word.lower().strip(":,") in _CUE_WORDS | _DESCRIBING | _NOT_A_NAME
+                            or parse_version(word) is not None for word in match["name"].split()):
+        return ""
+    return match["name"].strip(":,")
+
+
 @dataclass(frozen=True)
 class SeriesRelease:
     """The release a series page speaks for, with the series' name where the title gives one."""

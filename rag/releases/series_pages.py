@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from rag.dates import parse_loose_date
 from rag.releases.order import parse_version
 from rag.releases.series import (
-    FUTURE, SERIES_TITLE, WRITTEN_DATE, SeriesRelease, heading_series_release, mentioned_releases, series_of,
+    FUTURE, SERIES_TITLE, WRITTEN_DATE, SeriesRelease, heading_series_release, history_series, mentioned_releases,
+    series_of,
 )
 
 if TYPE_CHECKING:  # what a parser hands over; releases sit below ingest and never load it
@@ -119,7 +120,10 @@ def release_entries(parsed: ParsedDocument) -> list[dict]:
         # A heading that is itself a release's notes title ("What's New in Astropy 4.3?"): pages joined into one
         # file (a PDF chapter) keep each page's title as a heading.
         notes_title = series_of(heading) is not None
-        headed.append({"series": found.series or series, "version": found.version,
+        # A bare release heading is of the series its nearest history heading names ("PyFITS Changelog" over
+        # "3.0.1 (2011-09-12)"), else the page's own release's: a bundled history never dates the project's releases.
+        named = next((name for ancestor in reversed(section.heading_path[:-1]) if (name := history_series(ancestor))), "")
+        headed.append({"series": found.series or named or series, "version": found.version,
                        "date": _release_date(found.rest, section.text), "how": "heading",
                        "in_notes": bool(in_notes) or notes_title})
     # A changelog: its title or a heading above says so, or it dates several releases in its headings ("2.1" alone

@@ -20,6 +20,8 @@ from packaging.version import Version
 
 from rag.releases import (
     VersionPlan,
+    changelog_pages,
+    heading_release,
     parse_version,
     release_calendar,
     release_calendar_entries,
@@ -110,21 +112,40 @@ def newest_release_first(candidates: list, stats: dict[str, Any], *, workspace_i
 
 def past_release_notes_demoted(candidates: list, *, workspace_id: int, demotion: float) -> int:
     """A release's own notes speak for that release wherever they were shipped (the 1.8 notes inside the 5.2 docs
-    speak for 1.8): in a question about the present they rank below the pages of today. Returns how many."""
-    pages = [(candidate, version) for candidate in candidates
-             if (version := parse_version(candidate.row["series_version"] or "")) is not None]
+    speak for 1.8), and so does a changelog's section under its release's heading ("pytest 7.0.0 (2022-02-03)"):
+    in a question about the present, an older release's rank below the pages of today, however many of the
+    question's words they repeat (a changelog names every setting it ever changed). Returns how many."""
+    changelogs = changelog_pages(workspace_id=workspace_id)
+    pages = [(candidate, series, version) for candidate in candidates
+             if (found := _notes_release(candidate.row, changelogs)) is not None for series, version in [found]]
     if not pages:
-        return 0  # most questions' candidates hold no release's own notes: no calendar read on the hot path
+        return 0  # most questions' candidates hold no release's notes: no calendar read on the hot path
     newest: dict[str, Version] = {}
     for entry in release_calendar_entries(workspace_id=workspace_id):
         key = entry.series.casefold()
         if key not in newest or entry.version > newest[key]:
             newest[key] = entry.version
     demoted = 0
-    for candidate, version in pages:
-        series = (candidate.row["series_name"] or "").casefold()
-        if series in newest and version < newest[series]:
+    for candidate, series, version in pages:
+        key = series.casefold()
+        if not key and len(newest) == 1:  # a heading that names no series: the workspace's one series'
+            key = next(iter(newest))
+        if version is None or (key in newest and version < newest[key]):
             candidate.score *= demotion
             demoted += 1
     candidates.sort(key=lambda c: -c.score)
     return demoted
+
+
+def _notes_release(row: dict, changelogs: frozenset[int]) -> tuple[str, Version | None] | None:
+    """(series, release) a passage speaks for: its page's own release (a release-notes page), else, on a changelog,
+    the release whose heading it sits under; None for a changelog's section whose path names no release (an export
+    that flattened its headings: "Changelog > Bug Fixes"), history all the same."""
+    if (version := parse_version(row["series_version"] or "")) is not None:
+        return row["series_name"] or "", version
+    if row["document_id"] not in changelogs:
+        return None
+    for heading in reversed((row["heading_path"] or "").split(" > ")):
+        if (found := heading_release(heading)) is not None and (version := parse_version(found[0])) is not None:
+            return row["series_name"] or "", version
+    return row["series_name"] or "", None

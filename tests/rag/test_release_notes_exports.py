@@ -120,6 +120,14 @@ def test_each_release_is_dated_by_its_own_notes_in_every_format(name):
     # Pages joined into one file (a PDF chapter) keep each page's title as a heading: a release's notes title.
     ("whatsnew.md", "# Lumen documentation: whatsnew\n\n## What's New in Lumen 4.3?\n\nx\n\n### Overview\n\nx\n\n"
      "### Contributors to the v4.3 release\n\nx\n\n## Major Release History\n\nx\n", [("Lumen", "4.3", "")]),
+    # A history whose title (or the chapter heading above it) names another package: its bare release headings
+    # are that package's releases, not the project's; a title that only describes the changelog names none.
+    ("history.rst", "lumen.io.fits History\n=====================\n\nThe history of PyFITS.\n\n3.4.0 (2016-01-29)\n"
+     "------------------\n\n- x\n\n3.0.1 (2011-09-12)\n------------------\n\n- x\n",
+     [("lumen.io.fits", "3.4.0", "2016-01-29"), ("lumen.io.fits", "3.0.1", "2011-09-12")]),
+    ("chapter.md", "# Lumen documentation: io\n\n## PyFITS Changelog\n\n### 3.0.1 (2011-09-12)\n\nx\n\n"
+     "### 3.0.0 (2011-08-23)\n\nx\n", [("PyFITS", "3.0.1", "2011-09-12"), ("PyFITS", "3.0.0", "2011-08-23")]),
+    ("changes.md", "# Full changelog\n\n## 4.1 (2024-03-12)\n\nx\n", [("", "4.1", "2024-03-12")]),
 ])
 def test_release_notes_forms(name, text, entries):
     assert _entries(name, text.encode()) == entries
@@ -247,6 +255,17 @@ def test_a_series_whose_notes_write_its_name_in_lowercase(workspace):
     assert _placed(pile) == {"8.3.3"}
 
 
+def test_a_bundled_history_never_dates_the_projects_release_of_the_same_number():
+    """The 3.0 docs bundle the history of a package the project absorbed, whose 3.0.1 came out years before the
+    project's 3.0.1: the project's release keeps the date its own notes state."""
+    pages = {"notes.md": "# Lumen 3.0.1 release notes\n\nRelease date: 13 March 2018\n\nFixes.\n",
+             "history.md": "# lumen.io.fits History\n\nThe release history of PyFITS.\n\n## 3.0.2 (2011-09-23)\n\nx\n\n"
+                           "## 3.0.1 (2011-09-12)\n\nx\n\n## 3.0.0 (2011-08-23)\n\nx\n"}
+    found = [(entry["series"], entry["version"], date.fromisoformat(entry["date"]), entry["how"])
+             for name, text in pages.items() for entry in release_entries(parse_document(Path(name), text.encode()))]
+    assert page_dates(found)[("lumen", "3.0.1")] == (False, date(2018, 3, 13))
+
+
 def test_an_unnamed_release_takes_the_date_its_named_notes_state():
     """An old copy of 'Version 1.6 notes' names no series and states no date (its file's stands in); a newer copy
     names NetworkX and states the day: one release, dated by the notes. With two series naming 1.6, neither."""
@@ -278,4 +297,4 @@ def test_a_bundled_components_history_leaves_the_export_to_its_project(workspace
                          doc_date=EXPORTED, date_source="mtime", format="markdown", metadata={"names": {"Lumen": 2}})
             for index in range(3)]
     workspace_releases_infer(workspace_id=workspace.pk)
-    assert _placed(pile[:-1] + more) == {"6.1"}
+    assert _placed(pile + more) == {"6.1"}  # the component's changelog too: it shipped with the 6.1 docs

@@ -69,6 +69,31 @@ def test_an_old_release_notes_do_not_answer_for_the_present(workspace, series):
     assert series["1.8"].pk in history[:2]
 
 
+def test_a_changelog_s_old_sections_do_not_answer_for_the_present(workspace, series):
+    """One changelog page dates every release in its headings: under an old release's heading, a section that
+    repeats the question's words is that release's history, below today's page; the newest release's is not."""
+    sections = {"Lumen 1.9 (2020-01-10)": "The minimum supported database version is now 9.6: the minimum "
+                                          "supported database version was 9.4 before.",
+                "Lumen 2.3 (2024-12-04)": "Tracing of every request.",
+                # An export that flattened the headings: the release this section is of is not in its path.
+                "Bug Fixes": "The minimum supported database version check no longer fails on 9.4."}
+    changelog = add_document(workspace, "/docs/changelog.txt", list(sections.values()), title="Changelog",
+                             doc_date=SHIPPED, date_source="mtime", metadata={"release_entries": [
+                                 {"series": "Lumen", "version": heading.split()[1], "date": "", "how": "heading"}
+                                 for heading in sections if heading.startswith("Lumen")]})
+    for index, heading in enumerate(sections):
+        changelog.chunks.filter(chunk_index=index).update(heading_path=f"Changelog > {heading}")
+    calendar_update(document_id=changelog.pk)
+    results = search("What is the minimum supported database version?", options(workspace, top_k=5))
+    assert results[0].document_id == series["guide"].pk
+    # The five older releases' notes, the changelog's 1.9 section and its section of no named release; not its 2.3
+    # section, the newest release's.
+    assert results.stats["past_release_notes_demoted"] == 7
+    # Asked what changed, the changelog's old section is the history asked for.
+    history = search("What changed in the minimum supported database version?", options(workspace, top_k=5))
+    assert history[0].document_id == changelog.pk
+
+
 def test_the_newest_release_s_own_search_reads_the_question_s_terms_and_calendar_once(workspace, series):
     with CaptureQueriesContext(connection) as queries:
         results = search("What's new in the latest Lumen release?", options(workspace, top_k=5))
