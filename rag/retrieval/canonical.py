@@ -124,4 +124,4 @@ def record_details(record_ids: Sequence[int], *, workspace_id: int, contradictio
     if contradictions_of is None:
         return members, []
     chunk_ids = [m["chunk_id"] for rows in members.values() for m in rows] + list(contradictions_of)
-    return members, vectors.pending_contradictions(chunk_ids)
+    return members, vectors.pending_contradictions(chunk_ids, workspace_id=workspace_id)

@@ -26,6 +26,7 @@ scan starts, so a transaction-local setting reaches prepared statements too.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from psycopg import ClientCursor
 
+from rag.index_cache import index_cached
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.records import record_members_sql
 from rag.retrieval.filters import Scope
@@ -118,37 +120,83 @@ def _fetch(sql: str, params: list) -> list[tuple[int, float]]:
         return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
 
 
-def _fetch_with_ef_search(ef_search: int, sql: str, params: list) -> list[tuple[int, float]]:
-    """Run the index query with hnsw.ef_search raised for it alone.
+@dataclass(frozen=True)
+class CandidateRead:
+    """One statement of a search's candidate lists, rows of (chunk id, score); `ef_search`: the HNSW width it
+    is read with (the index path)."""
 
-    With client-side binding (Django's default cursor), the setting and the
-    query travel as one simple-protocol message, which PostgreSQL runs as one
-    implicit transaction: set_config(..., true) lasts for exactly that
-    statement pair, in one round trip. Otherwise, a transaction around both.
+    sql: str
+    params: list
+    ef_search: int | None = None
+
+
+def read_together(reads: Sequence[CandidateRead]) -> list[list[tuple[int, float]]]:
+    """Each read's rows, every read in one round trip: a question's candidate lists (semantic, identifiers, full
+    text, a subject's passages), of every scope it searches (a change question's two sides).
+
+    With client-side binding (Django's default cursor) the statements travel as one simple-protocol message,
+    which PostgreSQL runs as one implicit transaction (or within the caller's): each `set_config(..., true)`
+    holds for the statements after it, so every read carries its own width. Otherwise, one statement each in a
+    transaction.
     """
+    if not reads:
+        return []
     with connection.cursor() as cursor:
-        if isinstance(cursor.cursor, ClientCursor) and not connection.in_atomic_block:
-            cursor.execute(f"SELECT set_config('hnsw.ef_search', %s, true); {sql}", [str(ef_search), *params])
-            cursor.nextset()
-            return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+        if isinstance(cursor.cursor, ClientCursor):
+            statements: list[str] = []
+            params: list = []
+            for read in reads:
+                if read.ef_search is not None:
+                    statements.append("SELECT set_config('hnsw.ef_search', %s, true)")
+                    params.append(str(read.ef_search))
+                statements.append(read.sql)
+                params.extend(read.params)
+            cursor.execute("; ".join(statements), params)
+            found = []
+            for read in reads:
+                if read.ef_search is not None:
+                    cursor.nextset()
+                found.append([(int(row[0]), float(row[1])) for row in cursor.fetchall()])
+                cursor.nextset()
+            return found
     with transaction.atomic():
         with connection.cursor() as cursor:
-            set_ef_search(cursor, ef_search)
-        return _fetch(sql, params)
+            found = []
+            for read in reads:
+                if read.ef_search is not None:
+                    set_ef_search(cursor, read.ef_search)
+                cursor.execute(read.sql, read.params)
+                found.append([(int(row[0]), float(row[1])) for row in cursor.fetchall()])
+            return found
+
+
+def semantic_read(scope: Scope, query_vector: Sequence[float], limit: int, *,
+                  force: str = "") -> tuple[SemanticPlan, CandidateRead]:
+    """The plan for the `limit` chunks in scope nearest to the query, and its statement (not yet read)."""
+    plan = SemanticPlan(force, EF_SEARCH_MIN if force == "hnsw" else None) if force else semantic_plan(scope, limit)
+    exact = plan.path == "exact" or plan.ef_search is None
+    return plan, CandidateRead(*knn_query(scope, vector_literal(query_vector), limit, exact=exact),
+                               ef_search=None if exact else plan.ef_search)
+
+
+def semantic_result(scope: Scope, query_vector: Sequence[float], limit: int, plan: SemanticPlan,
+                    rows: list[tuple[int, float]], *, force: str = "") -> SemanticCandidates:
+    """What `semantic_read`'s statement returned, completed by an exact scan when the index came back short."""
+    if plan.path == "exact" or plan.ef_search is None:
+        return SemanticCandidates(rows, "exact", None)
+    if not force and len(rows) < limit and scope.chunks_in_scope > len(rows):
+        exact = knn_query(scope, vector_literal(query_vector), limit, exact=True)
+        return SemanticCandidates(_fetch(*exact), "hnsw+exact", plan.ef_search)
+    return SemanticCandidates(rows, "hnsw", plan.ef_search)
 
 
 def semantic_candidates(
     scope: Scope, query_vector: Sequence[float], limit: int, *, force: str = ""
 ) -> SemanticCandidates:
-    """The `limit` chunks in scope nearest to the query by cosine distance."""
-    literal = vector_literal(query_vector)
-    plan = SemanticPlan(force, EF_SEARCH_MIN if force == "hnsw" else None) if force else semantic_plan(scope, limit)
-    if plan.path == "exact" or plan.ef_search is None:
-        return SemanticCandidates(_fetch(*knn_query(scope, literal, limit, exact=True)), "exact", None)
-    rows = _fetch_with_ef_search(plan.ef_search, *knn_query(scope, literal, limit, exact=False))
-    if not force and len(rows) < limit and scope.chunks_in_scope > len(rows):
-        return SemanticCandidates(_fetch(*knn_query(scope, literal, limit, exact=True)), "hnsw+exact", plan.ef_search)
-    return SemanticCandidates(rows, "hnsw", plan.ef_search)
+    """The `limit` chunks in scope nearest to the query by cosine distance (one scope, read on its own)."""
+    plan, read = semantic_read(scope, query_vector, limit, force=force)
+    (rows,) = read_together([read])
+    return semantic_result(scope, query_vector, limit, plan, rows, force=force)
 
 
 # --- hydration -------------------------------------------------------------------------------
@@ -279,17 +327,26 @@ def record_stats(chunks: Sequence[tuple[int, int | None]]) -> dict[int, tuple[in
         return {int(chunk_id): (int(count), bool(flag)) for chunk_id, count, flag in cursor.fetchall()}
 
 
-def pending_contradictions(chunk_ids: Sequence[int]) -> list[dict]:
+def pending_contradictions(chunk_ids: Sequence[int], *, workspace_id: int) -> list[dict]:
+    """The pending contradictions of any of these chunks, oldest first: the workspace's are read once per change of
+    it (every search that shows provenance asks), and each caller gets its own copies."""
     if not chunk_ids:
         return []
-    rows = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
-        chunk_a_id__in=chunk_ids
-    ) | Contradiction.objects.filter(status=Contradiction.Status.PENDING, chunk_b_id__in=chunk_ids)
-    return [
-        {"id": row.pk, "chunk_a_id": row.chunk_a_id, "chunk_b_id": row.chunk_b_id,
-         "similarity": round(row.similarity, 4), "differences": row.differences}
-        for row in rows.order_by("pk")
-    ]
+    by_chunk = index_cached("pending contradictions", workspace_id=workspace_id,
+                            compute=lambda: _pending_contradictions(workspace_id))
+    found = {row["id"]: row for chunk_id in set(chunk_ids) for row in by_chunk.get(chunk_id, ())}
+    return copy.deepcopy([found[pk] for pk in sorted(found)])
+
+
+def _pending_contradictions(workspace_id: int) -> dict[int, list[dict]]:
+    by_chunk: dict[int, list[dict]] = {}
+    rows = Contradiction.objects.filter(workspace_id=workspace_id, status=Contradiction.Status.PENDING)
+    for row in rows.order_by("pk"):
+        shown = {"id": row.pk, "chunk_a_id": row.chunk_a_id, "chunk_b_id": row.chunk_b_id,
+                 "similarity": round(row.similarity, 4), "differences": row.differences}
+        by_chunk.setdefault(row.chunk_a_id, []).append(shown)
+        by_chunk.setdefault(row.chunk_b_id, []).append(shown)
+    return by_chunk
 
 
 def near_duplicate_pairs(chunk_ids: Sequence[int], *, threshold: float) -> list[tuple[int, int, float]]:

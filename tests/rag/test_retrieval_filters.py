@@ -212,10 +212,13 @@ def test_the_index_scan_starves_under_a_filter_and_the_fallback_rescues_it(hayst
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_ef_search_is_raised_for_the_index_query_alone():
-    """Outside any transaction (as in a web request): the setting lives for its one statement pair."""
-    from rag.retrieval.vectors import _fetch_with_ef_search
+    """Outside any transaction (as in a web request): each read of one round trip has its own width, and the
+    setting lives for that round trip only."""
+    from rag.retrieval.vectors import CandidateRead, read_together
 
-    assert _fetch_with_ef_search(123, "SELECT current_setting('hnsw.ef_search')::int, 1.0", []) == [(123, 1.0)]
+    width = "SELECT current_setting('hnsw.ef_search')::int, 1.0"
+    assert read_together([CandidateRead(width, [], ef_search=123), CandidateRead(width, [], ef_search=321),
+                          CandidateRead("SELECT 7, 2.5", [])]) == [[(123, 1.0)], [(321, 1.0)], [(7, 2.5)]]
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search', true)")
         assert cursor.fetchone()[0] in (None, "", "40")
