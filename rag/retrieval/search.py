@@ -250,18 +250,24 @@ def _ranked_search(scoped: _Scoped, ranked: dict[str, list[int]], *, history: bo
         demote_other_subjects(candidates, {pk for documents in subjects.values() for pk in documents},
                               demotion=settings.SUBJECT_OTHER_DEMOTION)
     clock.lap("rerank_ms")
-    if options.version_aware:
-        if present:
-            candidates = _present(candidates, options, stats, rows=rows, now=now)
-            if not history:
-                stats["past_release_notes_demoted"] = past_release_notes_demoted(
-                    candidates, workspace_id=workspace_id, demotion=settings.PAST_RELEASE_NOTES_DEMOTION)
-            clock.lap("present_ms")
-        candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
-                                          as_of_version=options.as_of_version,
-                                          window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
-        clock.lap("releases_ms")
-    candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
+    # The newer release's counterparts and near-duplicate collapse both compare the head (with the newer and
+    # canonical chunks that may take places in it): one read of its pairs.
+    assert options.dedup_threshold is not None  # resolved
+    compared = [c.chunk_id for c in candidates[:2 * head]] + [pk for pk, row in rows.items() if not row["candidate"]]
+    with vectors.near_duplicate_pairs_within(compared, threshold=min(settings.RELEASE_COUNTERPART_THRESHOLD,
+                                                                     options.dedup_threshold)):
+        if options.version_aware:
+            if present:
+                candidates = _present(candidates, options, stats, rows=rows, now=now)
+                if not history:
+                    stats["past_release_notes_demoted"] = past_release_notes_demoted(
+                        candidates, workspace_id=workspace_id, demotion=settings.PAST_RELEASE_NOTES_DEMOTION)
+                clock.lap("present_ms")
+            candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
+                                              as_of_version=options.as_of_version,
+                                              window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
+            clock.lap("releases_ms")
+        candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
     clock.lap("collapse_ms")
 
     results = [_result(candidate) for candidate in candidates[: options.top_k]]

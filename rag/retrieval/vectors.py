@@ -26,9 +26,10 @@ scan starts, so a transaction-local setting reaches prepared statements too.
 
 from __future__ import annotations
 
-import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -36,7 +37,6 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from psycopg import ClientCursor
 
-from rag.index_cache import index_cached
 from rag.models import CanonicalRecord, Chunk, ChunkVariant, Contradiction, Document
 from rag.records import record_members_sql
 from rag.retrieval.filters import Scope
@@ -327,43 +327,53 @@ def record_stats(chunks: Sequence[tuple[int, int | None]]) -> dict[int, tuple[in
         return {int(chunk_id): (int(count), bool(flag)) for chunk_id, count, flag in cursor.fetchall()}
 
 
-def pending_contradictions(chunk_ids: Sequence[int], *, workspace_id: int) -> list[dict]:
-    """The pending contradictions of any of these chunks, oldest first: the workspace's are read once per change of
-    it (every search that shows provenance asks), and each caller gets its own copies."""
-    if not chunk_ids:
-        return []
-    by_chunk = index_cached("pending contradictions", workspace_id=workspace_id,
-                            compute=lambda: _pending_contradictions(workspace_id))
-    found = {row["id"]: row for chunk_id in set(chunk_ids) for row in by_chunk.get(chunk_id, ())}
-    return copy.deepcopy([found[pk] for pk in sorted(found)])
+@dataclass
+class _PairsWithin:
+    chunk_ids: frozenset[int]
+    threshold: float
+    distances: list[tuple[int, int, float]] | None = None  # read at the first question asked of the block
 
 
-def _pending_contradictions(workspace_id: int) -> dict[int, list[dict]]:
-    by_chunk: dict[int, list[dict]] = {}
-    rows = Contradiction.objects.filter(workspace_id=workspace_id, status=Contradiction.Status.PENDING)
-    for row in rows.order_by("pk"):
-        shown = {"id": row.pk, "chunk_a_id": row.chunk_a_id, "chunk_b_id": row.chunk_b_id,
-                 "similarity": round(row.similarity, 4), "differences": row.differences}
-        by_chunk.setdefault(row.chunk_a_id, []).append(shown)
-        by_chunk.setdefault(row.chunk_b_id, []).append(shown)
-    return by_chunk
+_pairs_within: ContextVar[_PairsWithin | None] = ContextVar("near_duplicate_pairs_within", default=None)
+
+
+@contextmanager
+def near_duplicate_pairs_within(chunk_ids: Sequence[int], *, threshold: float) -> Iterator[None]:
+    """Within the block, `near_duplicate_pairs` of any of these chunks at `threshold` or above is answered from one
+    read (a search asks twice: the newer release's counterparts, then near-duplicate collapse, over its head)."""
+    token = _pairs_within.set(_PairsWithin(frozenset(chunk_ids), threshold))
+    try:
+        yield
+    finally:
+        _pairs_within.reset(token)
 
 
 def near_duplicate_pairs(chunk_ids: Sequence[int], *, threshold: float) -> list[tuple[int, int, float]]:
     """Pairs of these chunks, from different documents, with cosine similarity above `threshold`."""
     if len(chunk_ids) < 2:
         return []
+    within = _pairs_within.get()
+    if within is None or threshold < within.threshold or not within.chunk_ids.issuperset(chunk_ids):
+        return [(a, b, 1 - distance) for a, b, distance in _pair_distances(chunk_ids, below=1 - threshold)]
+    if within.distances is None:
+        within.distances = _pair_distances(sorted(within.chunk_ids), below=1 - within.threshold)
+    asked, below = set(chunk_ids), 1 - threshold
+    return [(a, b, 1 - distance) for a, b, distance in within.distances
+            if distance < below and a in asked and b in asked]
+
+
+def _pair_distances(chunk_ids: Sequence[int], *, below: float) -> list[tuple[int, int, float]]:
     # Each vector is read (and de-TOASTed) once into the CTE, not once per pair: ten times faster.
     sql = f"""
         WITH v AS MATERIALIZED (
             SELECT id, document_id, embedding::real[]::vector AS embedding FROM {CHUNK} WHERE id = ANY(%s)
         )
-        SELECT a.id, b.id, 1 - (a.embedding <=> b.embedding)
+        SELECT a.id, b.id, a.embedding <=> b.embedding
         FROM v a JOIN v b ON a.id < b.id AND a.document_id <> b.document_id
         WHERE (a.embedding <=> b.embedding) < %s"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [list(chunk_ids), 1 - threshold])
-        return [(int(a), int(b), float(s)) for a, b, s in cursor.fetchall()]
+        cursor.execute(sql, [list(chunk_ids), below])
+        return [(int(a), int(b), float(distance)) for a, b, distance in cursor.fetchall()]
 
 
 # --- stored chunks against each other (dedup) ------------------------------------------------
