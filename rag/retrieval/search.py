@@ -253,8 +253,9 @@ def _ranked_search(scoped: _Scoped, ranked: dict[str, list[int]], *, history: bo
     # The newer release's counterparts and near-duplicate collapse both compare the head (with the newer and
     # canonical chunks that may take places in it): one read of its pairs.
     assert options.dedup_threshold is not None  # resolved
-    compared = [c.chunk_id for c in candidates[:2 * head]] + [pk for pk, row in rows.items() if not row["candidate"]]
-    with vectors.near_duplicate_pairs_within(compared, threshold=min(settings.RELEASE_COUNTERPART_THRESHOLD,
+    compared = {pk for c in candidates[:2 * head]
+                for pk in (c.chunk_id, c.row["superseded_by"], c.row["record_canonical_chunk_id"]) if pk is not None}
+    with vectors.near_duplicate_pairs_within(sorted(compared), threshold=min(settings.RELEASE_COUNTERPART_THRESHOLD,
                                                                      options.dedup_threshold)):
         if options.version_aware:
             if present:
