@@ -18,11 +18,13 @@ says `has_contradictions`, and its provenance lists the other side.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from rag.retrieval import vectors
+from rag.index_cache import index_cached
+from rag.models import Contradiction
 from rag.retrieval.neardup import collapse_near_duplicates
 from rag.records import record_members
 
@@ -124,4 +126,26 @@ def record_details(record_ids: Sequence[int], *, workspace_id: int, contradictio
     if contradictions_of is None:
         return members, []
     chunk_ids = [m["chunk_id"] for rows in members.values() for m in rows] + list(contradictions_of)
-    return members, vectors.pending_contradictions(chunk_ids)
+    return members, pending_contradictions(chunk_ids, workspace_id=workspace_id)
+
+
+def pending_contradictions(chunk_ids: Sequence[int], *, workspace_id: int) -> list[dict]:
+    """The pending contradictions of any of these chunks, oldest first: the workspace's are read once per change of
+    it (every search that shows provenance asks), and each caller gets its own copies."""
+    if not chunk_ids:
+        return []
+    by_chunk = index_cached("pending contradictions", workspace_id=workspace_id,
+                            compute=lambda: _pending_contradictions(workspace_id))
+    found = {row["id"]: row for chunk_id in set(chunk_ids) for row in by_chunk.get(chunk_id, ())}
+    return copy.deepcopy([found[pk] for pk in sorted(found)])
+
+
+def _pending_contradictions(workspace_id: int) -> dict[int, list[dict]]:
+    by_chunk: dict[int, list[dict]] = {}
+    rows = Contradiction.objects.filter(workspace_id=workspace_id, status=Contradiction.Status.PENDING)
+    for row in rows.order_by("pk"):
+        shown = {"id": row.pk, "chunk_a_id": row.chunk_a_id, "chunk_b_id": row.chunk_b_id,
+                 "similarity": round(row.similarity, 4), "differences": row.differences}
+        by_chunk.setdefault(row.chunk_a_id, []).append(shown)
+        by_chunk.setdefault(row.chunk_b_id, []).append(shown)
+    return by_chunk

@@ -28,7 +28,7 @@ from django.db import connection
 
 from rag.index_cache import index_cached
 from rag.retrieval.filters import Scope
-from rag.retrieval.vectors import CHUNK
+from rag.retrieval.vectors import CHUNK, CandidateRead
 
 TEXT_CONFIG = "english"  # must match the config of rag.models.Chunk.search_vector
 
@@ -158,8 +158,9 @@ def build_lexical_query(terms: list[Term], *, table_rows: float) -> LexicalQuery
     )
 
 
-def lexical_candidates(scope: Scope, query: LexicalQuery, limit: int) -> list[tuple[int, float]]:
-    """(chunk id, ts_rank_cd) of the best `limit` matches among at most LEXICAL_RANK_CAP matching chunks."""
+def lexical_read(scope: Scope, query: LexicalQuery, limit: int) -> CandidateRead:
+    """(chunk id, ts_rank_cd) of the best `limit` matches among at most LEXICAL_RANK_CAP matching chunks: the
+    statement, read with the question's other lists (vectors.read_together)."""
     condition, params = scope.chunk_condition("c")
     sql = f"""
         SELECT m.id, ts_rank_cd(m.search_vector, q.query) AS rank
@@ -170,21 +171,18 @@ def lexical_candidates(scope: Scope, query: LexicalQuery, limit: int) -> list[tu
         ) m, (SELECT %s::tsquery AS query) q
         ORDER BY rank DESC, m.id
         LIMIT %s"""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, query.tsquery, settings.LEXICAL_RANK_CAP, query.tsquery, limit])
-        return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+    return CandidateRead(sql, [*params, query.tsquery, settings.LEXICAL_RANK_CAP, query.tsquery, limit])
 
 
-def identifier_candidates(scope: Scope, identifiers: list[str], limit: int) -> list[tuple[int, float]]:
-    """(chunk id, weight) of chunks that hold the question's identifiers, rarest identifiers weighing most.
+def identifier_read(scope: Scope, identifiers: list[str], limit: int) -> CandidateRead:
+    """(chunk id, weight) of chunks that hold the question's identifiers, rarest identifiers weighing most: the
+    statement, read with the question's other lists (vectors.read_together).
 
     A chunk's weight is the sum of ln(1 + chunks in scope / chunks holding it) over the
     identifiers it holds. An identifier held by more than IDENTIFIER_MAX_SHARE of the scope
     (`conf.py` in a Sphinx pile) names no particular passage and is left out. At most
     LEXICAL_RANK_CAP matching rows are weighed, as on the full-text side.
     """
-    if not identifiers:
-        return []
     condition, params = scope.chunk_condition("c")
     in_scope = max(scope.chunks_in_scope, 1)
     most = max(settings.IDENTIFIER_MAX_SHARE * in_scope, 3)
@@ -205,6 +203,4 @@ def identifier_candidates(scope: Scope, identifiers: list[str], limit: int) -> l
         GROUP BY held.id
         ORDER BY weight DESC, held.id
         LIMIT %s"""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, identifiers, settings.LEXICAL_RANK_CAP, identifiers, in_scope, most, limit])
-        return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+    return CandidateRead(sql, [*params, identifiers, settings.LEXICAL_RANK_CAP, identifiers, in_scope, most, limit])

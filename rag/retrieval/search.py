@@ -4,7 +4,8 @@
       -> semantic kNN (HNSW or exact, see vectors.py) + lexical (rare terms, see lexical.py;
          with the workspace's domain expansions, expansion.py) + whole-token identifiers
          (identifiers.py) + when an LLM is configured and SEARCH_LLM_REWRITE is on, the
-         semantic list of the model's rewrite of the question (rewrite.py; skipped on failure)
+         semantic list of the model's rewrite of the question (rewrite.py; skipped on failure):
+         planned, then read in one round trip, a change question's two sides together (candidates.py)
       -> weighted reciprocal rank fusion (k = RRF_K, weights RRF_WEIGHTS)
       -> heading boost for chunks whose heading names one of the question's identifiers
       -> sentence-level rerank of the head (rerank.py)
@@ -24,9 +25,8 @@
 from __future__ import annotations
 
 import logging
-import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -37,16 +37,14 @@ from django.utils import timezone
 from licensing.features import PROVENANCE, RETRIEVAL_INTEGRATION, VARIANT_METADATA
 from licensing.services import feature_cache, has_feature
 from rag import embeddings
-from rag.retrieval import lexical, metrics, vectors
-from rag.retrieval.expansion import expansions_for
-from rag.retrieval.identifiers import identifiers_in
+from rag.retrieval import metrics, vectors
 from rag.retrieval.rerank import identifier_pattern, rerank_head
-from rag.retrieval.rewrite import rewrite_enabled, rewrite_or_none
 from rag.retrieval.canonical import collapse_to_canonicals, supersede_conflicts
 from rag.retrieval.details import attach_details, option_gate
 from rag.index_cache import generation_read_once
 from rag.releases import VersionPlan, newest_release_pages, release_label, release_labels
 from rag.models import Chunk
+from rag.retrieval.candidates import ScopeLists, lists_plan, lists_read
 from rag.retrieval.filters import Scope, build_scope, filters_narrow_documents, scoped_documents
 from rag.retrieval.fusion import reciprocal_rank_fusion
 from rag.retrieval.neardup import collapse_near_duplicates
@@ -128,8 +126,8 @@ def _search_question(query: str, options: SearchOptions) -> SearchResultSet:
         result_set = _search(plan.query, scoped_options(options, documents, version=plan.as_of_version,
                                                         date=plan.as_of_date), clock)
     else:
-        sides = [_search(plan.query, scoped_options(options, documents, version=label), _Clock())
-                 for label, documents in plan.scopes]
+        sides = _search_each([(plan.query, scoped_options(options, documents, version=label))
+                              for label, documents in plan.scopes])
         # Each release keeps the answer's full width: a change is told from each side's own statements, and the
         # entry that states a value in both releases is seldom both sides' first result.
         result_set = interleaved(sides, top_k=options.top_k * len(sides))
@@ -175,6 +173,37 @@ def _newest_release_first(result_set: SearchResultSet, plan: VersionPlan, query:
 def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool = True) -> SearchResultSet:
     """One ranked search over one scope: the body of `search` once the question's versions are resolved
     (`history`: the question asks what changed or is new, so old releases' own notes keep their rank)."""
+    scoped = _scope(query, options, clock)
+    (ranked,) = lists_read([scoped.lists], [options], [scoped.stats])
+    clock.lap("candidates_ms")
+    return _ranked_search(scoped, ranked, history=history)
+
+
+def _search_each(searches: list[tuple[str, SearchOptions]]) -> list[SearchResultSet]:
+    """Several scopes' searches (a change question's sides) whose candidate lists are read in one round trip."""
+    scoped = [_scope(query, options, _Clock()) for query, options in searches]
+    ranked = lists_read([one.lists for one in scoped], [options for _query, options in searches],
+                        [one.stats for one in scoped])
+    return [_ranked_search(one, lists) for one, lists in zip(scoped, ranked)]
+
+
+@dataclass
+class _Scoped:
+    """A search up to its candidate lists: the gates, the scope, the subjects named and the lists planned."""
+
+    query: str
+    options: SearchOptions
+    clock: _Clock
+    now: datetime
+    licensed: bool
+    canonical_filtering: str
+    scope: Scope
+    stats: dict[str, Any]
+    subjects: dict[str, list[int]]
+    lists: ScopeLists
+
+
+def _scope(query: str, options: SearchOptions, clock: _Clock) -> _Scoped:
     workspace_id = options.workspace_id
     now = timezone.now()
 
@@ -196,10 +225,17 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
     subjects = subjects_named(query, workspace_subjects(workspace_id=workspace_id)) if options.analyse_query else {}
     stats["subjects"] = sorted(subjects)
     clock.lap("subjects_ms")
-    query_vector, ranked = _ranked_lists(query, options, scope, stats, clock)
-    if subjects and query_vector is not None:
-        ranked["subject"] = _subject_list(subjects, options, query_vector, now=now)
-        clock.lap("subject_list_ms")
+    lists = lists_plan(query, options, scope, stats, subjects=subjects, now=now)
+    clock.lap("lists_plan_ms")
+    return _Scoped(query, options, clock, now, licensed, canonical_filtering, scope, stats, subjects, lists)
+
+
+def _ranked_search(scoped: _Scoped, ranked: dict[str, list[int]], *, history: bool = True) -> SearchResultSet:
+    """The search's candidate lists fused, hydrated, reranked, made version-aware and collapsed."""
+    query, options, clock, stats, subjects = scoped.query, scoped.options, scoped.clock, scoped.stats, scoped.subjects
+    now = scoped.now
+    workspace_id, licensed, canonical_filtering = options.workspace_id, scoped.licensed, scoped.canonical_filtering
+    scope, query_vector = scoped.scope, scoped.lists.query_vector
     fused = reciprocal_rank_fusion(ranked, k=settings.RRF_K, weights=settings.RRF_WEIGHTS)
     canonical_aware = canonical_filtering == APPLIED
     present = options.version_aware and not (options.as_of_version or options.as_of_date)
@@ -216,18 +252,25 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
         demote_other_subjects(candidates, {pk for documents in subjects.values() for pk in documents},
                               demotion=settings.SUBJECT_OTHER_DEMOTION)
     clock.lap("rerank_ms")
-    if options.version_aware:
-        if present:
-            candidates = _present(candidates, options, stats, rows=rows, now=now)
-            if not history:
-                stats["past_release_notes_demoted"] = past_release_notes_demoted(
-                    candidates, workspace_id=workspace_id, demotion=settings.PAST_RELEASE_NOTES_DEMOTION)
-            clock.lap("present_ms")
-        candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
-                                          as_of_version=options.as_of_version,
-                                          window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
-        clock.lap("releases_ms")
-    candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
+    # The newer release's counterparts and near-duplicate collapse both compare the head (with the newer and
+    # canonical chunks that may take places in it): one read of its pairs.
+    assert options.dedup_threshold is not None  # resolved
+    compared = {pk for c in candidates[:2 * head]
+                for pk in (c.chunk_id, c.row["superseded_by"], c.row["record_canonical_chunk_id"]) if pk is not None}
+    with vectors.near_duplicate_pairs_within(sorted(compared), threshold=min(settings.RELEASE_COUNTERPART_THRESHOLD,
+                                                                     options.dedup_threshold)):
+        if options.version_aware:
+            if present:
+                candidates = _present(candidates, options, stats, rows=rows, now=now)
+                if not history:
+                    stats["past_release_notes_demoted"] = past_release_notes_demoted(
+                        candidates, workspace_id=workspace_id, demotion=settings.PAST_RELEASE_NOTES_DEMOTION)
+                clock.lap("present_ms")
+            candidates = newest_release_first(candidates, stats, workspace_id=workspace_id,
+                                              as_of_version=options.as_of_version,
+                                              window=max(options.top_k * NEAR_DUPLICATE_WINDOW_PER_RESULT, 20))
+            clock.lap("releases_ms")
+        candidates = _collapse(candidates, options, stats, rows=rows, canonical_aware=canonical_aware)
     clock.lap("collapse_ms")
 
     results = [_result(candidate) for candidate in candidates[: options.top_k]]
@@ -240,67 +283,6 @@ def _search(query: str, options: SearchOptions, clock: _Clock, *, history: bool 
         filters=options.filters.describe(now=now),
         stats=stats,
     )
-
-
-def _ranked_lists(
-    query: str, options: SearchOptions, scope: Scope, stats: dict[str, Any], clock: _Clock
-) -> tuple[list[float] | None, dict[str, list[int]]]:
-    """The semantic and lexical candidate lists (chunk ids, best first) that the mode asks for."""
-    assert options.candidate_pool is not None  # `search` resolved the options: no setting is left None
-    pool = max(options.candidate_pool, options.top_k)
-    query_vector = None
-    ranked: dict[str, list[int]] = {}
-    if options.mode in ("hybrid", "semantic"):
-        query_vector = list(options.query_embedding) if options.query_embedding else embeddings.encode_query(query)
-        clock.lap("encode_ms")
-        semantic = vectors.semantic_candidates(scope, query_vector, pool)
-        ranked["semantic"] = [chunk_id for chunk_id, _ in semantic.rows]
-        stats["semantic_path"] = semantic.path
-        stats["ef_search"] = semantic.ef_search
-        clock.lap("semantic_ms")
-        if options.mode == "hybrid" and rewrite_enabled():
-            rewritten, failure = rewrite_or_none(query)
-            stats["rewrite"] = {"query": rewritten, "error": failure}
-            if rewritten:
-                ranked["rewrite"] = [chunk_id for chunk_id, _ in
-                                     vectors.semantic_candidates(scope, embeddings.encode_query(rewritten), pool).rows]
-            clock.lap("rewrite_ms")
-    if options.mode in ("hybrid", "lexical"):
-        expansions = expansions_for(query, workspace_id=scope.workspace_id) if options.expansion else []
-        stats["expansions"] = expansions
-        lexical_text = " ".join([query, *expansions])
-        wanted = identifiers_in(lexical_text) if options.identifiers else []
-        # The identifiers that some chunk of the workspace holds come with the terms (one round trip):
-        # a question naming none of them costs no identifier query.
-        terms, table_rows, held = lexical.question_terms(lexical_text, workspace_id=scope.workspace_id,
-                                                         identifiers=wanted)
-        if options.identifiers:
-            stats["identifiers"] = held
-            if held:
-                ranked["identifiers"] = [chunk_id for chunk_id, _ in lexical.identifier_candidates(scope, held, pool)]
-            clock.lap("identifiers_ms")
-        stats["term_idf"] = [(t.lexeme, round(-math.log(max(t.frequency, 1e-6)), 3)) for t in terms]
-        lexical_query = lexical.build_lexical_query(terms, table_rows=table_rows)
-        matches = lexical.lexical_candidates(scope, lexical_query, pool) if lexical_query else []
-        ranked["lexical"] = [chunk_id for chunk_id, _ in matches]
-        stats["lexical"] = lexical_query.describe() if lexical_query else None
-        clock.lap("lexical_ms")
-    return query_vector, ranked
-
-
-def _subject_list(subjects: dict[str, list[int]], options: SearchOptions, query_vector: list[float], *,
-                  now: datetime) -> list[int]:
-    """The named subjects' own passages by closeness to the question, within the search's filters."""
-    documents = {pk for ids in subjects.values() for pk in ids}
-    if options.filters.document_ids:
-        documents &= set(options.filters.document_ids)
-    if not documents:
-        return []
-    scope = build_scope(workspace_id=options.workspace_id, now=now,
-                        filters=replace(options.filters, document_ids=tuple(sorted(documents))))
-    assert options.candidate_pool is not None  # resolved
-    pool = max(options.candidate_pool, options.top_k)
-    return [chunk_id for chunk_id, _ in vectors.semantic_candidates(scope, query_vector, pool).rows]
 
 
 def _rerank(query: str, candidates: list[_Candidate], options: SearchOptions, stats: dict[str, Any], *,

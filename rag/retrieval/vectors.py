@@ -27,7 +27,9 @@ scan starts, so a transaction-local setting reaches prepared statements too.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -118,37 +120,83 @@ def _fetch(sql: str, params: list) -> list[tuple[int, float]]:
         return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
 
 
-def _fetch_with_ef_search(ef_search: int, sql: str, params: list) -> list[tuple[int, float]]:
-    """Run the index query with hnsw.ef_search raised for it alone.
+@dataclass(frozen=True)
+class CandidateRead:
+    """One statement of a search's candidate lists, rows of (chunk id, score); `ef_search`: the HNSW width it
+    is read with (the index path)."""
 
-    With client-side binding (Django's default cursor), the setting and the
-    query travel as one simple-protocol message, which PostgreSQL runs as one
-    implicit transaction: set_config(..., true) lasts for exactly that
-    statement pair, in one round trip. Otherwise, a transaction around both.
+    sql: str
+    params: list
+    ef_search: int | None = None
+
+
+def read_together(reads: Sequence[CandidateRead]) -> list[list[tuple[int, float]]]:
+    """Each read's rows, every read in one round trip: a question's candidate lists (semantic, identifiers, full
+    text, a subject's passages), of every scope it searches (a change question's two sides).
+
+    With client-side binding (Django's default cursor) the statements travel as one simple-protocol message,
+    which PostgreSQL runs as one implicit transaction (or within the caller's): each `set_config(..., true)`
+    holds for the statements after it, so every read carries its own width. Otherwise, one statement each in a
+    transaction.
     """
+    if not reads:
+        return []
     with connection.cursor() as cursor:
-        if isinstance(cursor.cursor, ClientCursor) and not connection.in_atomic_block:
-            cursor.execute(f"SELECT set_config('hnsw.ef_search', %s, true); {sql}", [str(ef_search), *params])
-            cursor.nextset()
-            return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
+        if isinstance(cursor.cursor, ClientCursor):
+            statements: list[str] = []
+            params: list = []
+            for read in reads:
+                if read.ef_search is not None:
+                    statements.append("SELECT set_config('hnsw.ef_search', %s, true)")
+                    params.append(str(read.ef_search))
+                statements.append(read.sql)
+                params.extend(read.params)
+            cursor.execute("; ".join(statements), params)
+            found = []
+            for read in reads:
+                if read.ef_search is not None:
+                    cursor.nextset()
+                found.append([(int(row[0]), float(row[1])) for row in cursor.fetchall()])
+                cursor.nextset()
+            return found
     with transaction.atomic():
         with connection.cursor() as cursor:
-            set_ef_search(cursor, ef_search)
-        return _fetch(sql, params)
+            found = []
+            for read in reads:
+                if read.ef_search is not None:
+                    set_ef_search(cursor, read.ef_search)
+                cursor.execute(read.sql, read.params)
+                found.append([(int(row[0]), float(row[1])) for row in cursor.fetchall()])
+            return found
+
+
+def semantic_read(scope: Scope, query_vector: Sequence[float], limit: int, *,
+                  force: str = "") -> tuple[SemanticPlan, CandidateRead]:
+    """The plan for the `limit` chunks in scope nearest to the query, and its statement (not yet read)."""
+    plan = SemanticPlan(force, EF_SEARCH_MIN if force == "hnsw" else None) if force else semantic_plan(scope, limit)
+    exact = plan.path == "exact" or plan.ef_search is None
+    return plan, CandidateRead(*knn_query(scope, vector_literal(query_vector), limit, exact=exact),
+                               ef_search=None if exact else plan.ef_search)
+
+
+def semantic_result(scope: Scope, query_vector: Sequence[float], limit: int, plan: SemanticPlan,
+                    rows: list[tuple[int, float]], *, force: str = "") -> SemanticCandidates:
+    """What `semantic_read`'s statement returned, completed by an exact scan when the index came back short."""
+    if plan.path == "exact" or plan.ef_search is None:
+        return SemanticCandidates(rows, "exact", None)
+    if not force and len(rows) < limit and scope.chunks_in_scope > len(rows):
+        exact = knn_query(scope, vector_literal(query_vector), limit, exact=True)
+        return SemanticCandidates(_fetch(*exact), "hnsw+exact", plan.ef_search)
+    return SemanticCandidates(rows, "hnsw", plan.ef_search)
 
 
 def semantic_candidates(
     scope: Scope, query_vector: Sequence[float], limit: int, *, force: str = ""
 ) -> SemanticCandidates:
-    """The `limit` chunks in scope nearest to the query by cosine distance."""
-    literal = vector_literal(query_vector)
-    plan = SemanticPlan(force, EF_SEARCH_MIN if force == "hnsw" else None) if force else semantic_plan(scope, limit)
-    if plan.path == "exact" or plan.ef_search is None:
-        return SemanticCandidates(_fetch(*knn_query(scope, literal, limit, exact=True)), "exact", None)
-    rows = _fetch_with_ef_search(plan.ef_search, *knn_query(scope, literal, limit, exact=False))
-    if not force and len(rows) < limit and scope.chunks_in_scope > len(rows):
-        return SemanticCandidates(_fetch(*knn_query(scope, literal, limit, exact=True)), "hnsw+exact", plan.ef_search)
-    return SemanticCandidates(rows, "hnsw", plan.ef_search)
+    """The `limit` chunks in scope nearest to the query by cosine distance (one scope, read on its own)."""
+    plan, read = semantic_read(scope, query_vector, limit, force=force)
+    (rows,) = read_together([read])
+    return semantic_result(scope, query_vector, limit, plan, rows, force=force)
 
 
 # --- hydration -------------------------------------------------------------------------------
@@ -279,34 +327,53 @@ def record_stats(chunks: Sequence[tuple[int, int | None]]) -> dict[int, tuple[in
         return {int(chunk_id): (int(count), bool(flag)) for chunk_id, count, flag in cursor.fetchall()}
 
 
-def pending_contradictions(chunk_ids: Sequence[int]) -> list[dict]:
-    if not chunk_ids:
-        return []
-    rows = Contradiction.objects.filter(status=Contradiction.Status.PENDING).filter(
-        chunk_a_id__in=chunk_ids
-    ) | Contradiction.objects.filter(status=Contradiction.Status.PENDING, chunk_b_id__in=chunk_ids)
-    return [
-        {"id": row.pk, "chunk_a_id": row.chunk_a_id, "chunk_b_id": row.chunk_b_id,
-         "similarity": round(row.similarity, 4), "differences": row.differences}
-        for row in rows.order_by("pk")
-    ]
+@dataclass
+class _PairsWithin:
+    chunk_ids: frozenset[int]
+    threshold: float
+    distances: list[tuple[int, int, float]] | None = None  # read at the first question asked of the block
+
+
+_pairs_within: ContextVar[_PairsWithin | None] = ContextVar("near_duplicate_pairs_within", default=None)
+
+
+@contextmanager
+def near_duplicate_pairs_within(chunk_ids: Sequence[int], *, threshold: float) -> Iterator[None]:
+    """Within the block, `near_duplicate_pairs` of any of these chunks at `threshold` or above is answered from one
+    read (a search asks twice: the newer release's counterparts, then near-duplicate collapse, over its head)."""
+    token = _pairs_within.set(_PairsWithin(frozenset(chunk_ids), threshold))
+    try:
+        yield
+    finally:
+        _pairs_within.reset(token)
 
 
 def near_duplicate_pairs(chunk_ids: Sequence[int], *, threshold: float) -> list[tuple[int, int, float]]:
     """Pairs of these chunks, from different documents, with cosine similarity above `threshold`."""
     if len(chunk_ids) < 2:
         return []
+    within = _pairs_within.get()
+    if within is None or threshold < within.threshold or not within.chunk_ids.issuperset(chunk_ids):
+        return [(a, b, 1 - distance) for a, b, distance in _pair_distances(chunk_ids, below=1 - threshold)]
+    if within.distances is None:
+        within.distances = _pair_distances(sorted(within.chunk_ids), below=1 - within.threshold)
+    asked, below = set(chunk_ids), 1 - threshold
+    return [(a, b, 1 - distance) for a, b, distance in within.distances
+            if distance < below and a in asked and b in asked]
+
+
+def _pair_distances(chunk_ids: Sequence[int], *, below: float) -> list[tuple[int, int, float]]:
     # Each vector is read (and de-TOASTed) once into the CTE, not once per pair: ten times faster.
     sql = f"""
         WITH v AS MATERIALIZED (
             SELECT id, document_id, embedding::real[]::vector AS embedding FROM {CHUNK} WHERE id = ANY(%s)
         )
-        SELECT a.id, b.id, 1 - (a.embedding <=> b.embedding)
+        SELECT a.id, b.id, a.embedding <=> b.embedding
         FROM v a JOIN v b ON a.id < b.id AND a.document_id <> b.document_id
         WHERE (a.embedding <=> b.embedding) < %s"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [list(chunk_ids), 1 - threshold])
-        return [(int(a), int(b), float(s)) for a, b, s in cursor.fetchall()]
+        cursor.execute(sql, [list(chunk_ids), below])
+        return [(int(a), int(b), float(distance)) for a, b, distance in cursor.fetchall()]
 
 
 # --- stored chunks against each other (dedup) ------------------------------------------------

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from rag.index_cache import generation_read_once, index_generation
-from rag.models import Chunk, Document, DocumentFamily, QueryExpansion, Release, Workspace
+from rag.models import Chunk, Contradiction, Document, DocumentFamily, QueryExpansion, Release, Workspace
 from rag.releases import version_key
 from rag.releases.calendar import calendar_update, release_calendar, release_calendar_entries
 from rag.retrieval import search
@@ -133,3 +133,28 @@ def test_a_transaction_reads_its_own_change_and_keeps_nothing_of_it_for_others(w
         transaction.set_rollback(True)
     assert _generation(workspace) == before
     assert [str(v) for v, _ in release_calendar(workspace_id=workspace.pk)] == ["1.0"]  # never the rolled-back read
+
+
+def test_a_search_lists_a_contradiction_raised_or_resolved_right_after_it(workspace):
+    """The workspace's pending contradictions are kept per generation: raising or resolving one shows in the next
+    search's provenance, and what a caller does to its copy reaches no other search."""
+    license_workspace(workspace)
+    first = add_document(workspace, "/limits-a.txt", ["The API rate limit is 600 requests per minute."])
+    second = add_document(workspace, "/limits-b.txt", ["The API rate limit is 1000 requests per minute."])
+    question = "What is the API rate limit per minute?"
+    asked = options(workspace, top_k=5, dedup=False, respect_canonicals=False, include_provenance=True)
+
+    def listed() -> list[list]:
+        return sorted([c["id"], c["differences"]] for result in search(question, asked)
+                      for c in result.provenance["contradictions"])
+
+    assert listed() == []
+    a, b = sorted([chunk_of(first).pk, chunk_of(second).pk])
+    conflict = Contradiction.objects.create(workspace=workspace, chunk_a_id=a, chunk_b_id=b, similarity=0.9,
+                                            differences=[{"kind": "number", "a": "600", "b": "1000"}])
+    said = [conflict.pk, [{"kind": "number", "a": "600", "b": "1000"}]]
+    assert listed() == [said, said]  # one result on each side
+    search(question, asked)[0].provenance["contradictions"][0]["differences"].clear()
+    assert listed() == [said, said]
+    Contradiction.objects.filter(pk=conflict.pk).update(status=Contradiction.Status.RESOLVED)
+    assert listed() == []

@@ -6,6 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from rag.dedup.merge import document_merge, workspace_merge
 from rag.documents import documents_archive
@@ -187,9 +189,13 @@ def test_retrieval_answers_from_the_present_unless_asked_about_a_version(workspa
 def test_the_version_plan_crosses_to_the_answer_typed_and_prints_as_before(workspace, encoder, tmp_path):
     """chat.answering reads the plan and the change sides as attributes; `stats` keeps their printed form."""
     ingest(workspace, *copy_demo(tmp_path, *API))
-    change = search("What changed in the rate limit between 2.1 and 3.0?", options(workspace, top_k=4))
+    with CaptureQueriesContext(connection) as queries:
+        change = search("What changed in the rate limit between 2.1 and 3.0?", options(workspace, top_k=4))
     assert change.plan is not None and change.plan.mode == "change" and change.plan.change == ("2.1", "3.0.0")
     assert change.plan.topic == "rate limit"
+    # The two sides' candidate lists are read in one round trip: both kNN statements travel together.
+    knn = [query["sql"].count("AS distance FROM rag_chunk") for query in queries if "AS distance FROM" in query["sql"]]
+    assert knn[0] == 2
     assert [side.label for side in change.change_sides] == ["2.1", "3.0.0"]  # oldest first
     assert {r.chunk_id for r in change} <= {chunk for side in change.change_sides for chunk in side.chunk_ids}
     assert change.stats["versions"] == change.plan.describe()

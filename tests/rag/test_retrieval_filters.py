@@ -212,10 +212,35 @@ def test_the_index_scan_starves_under_a_filter_and_the_fallback_rescues_it(hayst
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_ef_search_is_raised_for_the_index_query_alone():
-    """Outside any transaction (as in a web request): the setting lives for its one statement pair."""
-    from rag.retrieval.vectors import _fetch_with_ef_search
+    """Outside any transaction (as in a web request): each read of one round trip has its own width, and the
+    setting lives for that round trip only."""
+    from rag.retrieval.vectors import CandidateRead, read_together
 
-    assert _fetch_with_ef_search(123, "SELECT current_setting('hnsw.ef_search')::int, 1.0", []) == [(123, 1.0)]
+    width = "SELECT current_setting('hnsw.ef_search')::int, 1.0"
+    assert read_together([CandidateRead(width, [], ef_search=123), CandidateRead(width, [], ef_search=321),
+                          CandidateRead("SELECT 7, 2.5", [])]) == [[(123, 1.0)], [(321, 1.0)], [(7, 2.5)]]
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search', true)")
         assert cursor.fetchone()[0] in (None, "", "40")
+
+
+def test_the_pairs_of_a_head_are_read_once_and_answer_as_a_read_of_their_own(workspace):
+    """Within `near_duplicate_pairs_within`, any subset of the chunks at the block's threshold or above gets the
+    pairs (and similarities) a statement of its own would give, all from one statement."""
+    from django.test.utils import CaptureQueriesContext
+
+    from rag.retrieval.vectors import near_duplicate_pairs, near_duplicate_pairs_within
+    from tests.rag.retrieval_helpers import chunk_of
+
+    documents = [add_document(workspace, f"/notes-{index}.txt", [f"Backups are kept for {days} days in the bucket."])
+                 for index, days in enumerate((7, 7, 30, 90))]
+    ids = [chunk_of(document).pk for document in documents]
+    asked = [(ids[:3], 0.0), (ids[1:], 0.5), (ids, 0.9)]
+    alone = [sorted(near_duplicate_pairs(chunk_ids, threshold=threshold)) for chunk_ids, threshold in asked]
+    assert alone[0]  # the texts are close: there are pairs to find
+    with CaptureQueriesContext(connection) as queries, near_duplicate_pairs_within(ids, threshold=0.0):
+        within = [sorted(near_duplicate_pairs(chunk_ids, threshold=threshold)) for chunk_ids, threshold in asked]
+        assert len(queries) == 1
+        near_duplicate_pairs(ids, threshold=-0.5)  # below the block's threshold: read on its own
+        assert len(queries) == 2
+    assert within == alone

@@ -108,10 +108,13 @@ def test_identifiers_match_whole_tokens_not_their_stems(workspace):
     from django.utils import timezone
     from rag.retrieval.options import SearchFilters
 
+    from rag.retrieval.vectors import read_together
+
     scope = build_scope(workspace_id=workspace.pk, filters=SearchFilters(), now=timezone.now())
-    assert lexical.identifier_candidates(scope, ["upstream_timeout"], 10)[0][0] == setting.pk
-    assert len(lexical.identifier_candidates(scope, ["upstream_timeout"], 10)) == 1
-    assert lexical.identifier_candidates(scope, ["timeout"], 10) == []
+    whole, part = read_together([lexical.identifier_read(scope, ["upstream_timeout"], 10),
+                                 lexical.identifier_read(scope, ["timeout"], 10)])
+    assert [chunk_id for chunk_id, _weight in whole] == [setting.pk]
+    assert part == []
 
 
 def _queries_of(workspace, question: str, **changes) -> tuple[list, list[str]]:
