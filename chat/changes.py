@@ -42,6 +42,7 @@ _SHARED_WORDS = 0.5
 # ("ratelimit_default -> rate_limit") is a weaker change, worth this share of the change bonus.
 _QUANTITIES = frozenset({"number", "duration", "size", "percent"})
 _NAME_CHANGE_SHARE = 0.5
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*\b")
 _DEFAULT_VALUE = re.compile(r"\bdefault\s*[:=]?\s+(?!is\b|to\b|of\b)([^\s;,()]+?)(?=[.;,)]?(?:\s|$))", re.I)
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
 _RELEASE_SERIES = re.compile(r"v?\d+(?:\.\d+)*\.x", re.I)  # "2.x": a line of releases, not a value
@@ -75,6 +76,11 @@ def _facts(text: str) -> list[tuple[str, str, int, int]]:
     found += [("default", m.group(1), m.start(1), m.end(1)) for m in _DEFAULT_VALUE.finditer(text)
               if free(m.start(1), m.end(1))]
     return sorted(found, key=lambda fact: fact[2])
+
+
+def _is_quantity(kind: str, text: str) -> bool:
+    """A number with or without its unit, a duration, a size or a share: "600 requests", "24h", "Default: 4"."""
+    return kind in _QUANTITIES or kind == "default" and bool(_NUMBER.fullmatch(text))
 
 
 def _tail(text: str, end: int) -> list[str]:
@@ -113,7 +119,7 @@ def _change(old: str, new: str, *, labels: tuple[str, ...]) -> tuple[bool, str, 
     if differences:
         d = differences[0]
         a, b = whole(old_facts, *d["a_spans"][0]), whole(new_facts, *d["b_spans"][0])
-        pairs.append((3, d["kind"] in _QUANTITIES, (a[0] or old[a[1]:a[2]], a[1], a[2]),
+        pairs.append((3, _is_quantity(d["kind"], old[a[1]:a[2]]), (a[0] or old[a[1]:a[2]], a[1], a[2]),
                       (b[0] or new[b[1]:b[2]], b[1], b[2])))
     for kind_a, text_a, start_a, end_a in old_facts:
         for kind_b, text_b, start_b, end_b in new_facts:
@@ -122,7 +128,7 @@ def _change(old: str, new: str, *, labels: tuple[str, ...]) -> tuple[bool, str, 
             if any(text_a.lower() == t.lower() for _, t, _, _ in new_facts):
                 continue  # the old value is still stated in the new text: not what changed
             shared = _tail(old, end_a)[:1] == _tail(new, end_b)[:1]
-            pairs.append((2 if shared else 1, kind_a in _QUANTITIES or kind_b in _QUANTITIES,
+            pairs.append((2 if shared else 1, _is_quantity(kind_a, text_a) or _is_quantity(kind_b, text_b),
                           (text_a, start_a, end_a), (text_b, start_b, end_b)))
     if not pairs:
         return None
