@@ -38,11 +38,10 @@ _TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w
 # The words of a statement less its values: what two releases' wordings of one entry share.
 _VALUE_WORDS = re.compile(r"\b(?:\d+(?:[.:]\d+)*\w*|true|false|none|yes|no)\b", re.I)
 _SHARED_WORDS = 0.5
-# A changed quantity ("600 -> 1200 requests per minute") is what a change question asks for; a changed name
-# ("ratelimit_default -> rate_limit") is a weaker change, worth this share of the change bonus.
-_QUANTITIES = frozenset({"number", "duration", "size", "percent"})
+# A setting's or a field's bare name ("ratelimit_default", "proxy.rate_limit") says what a statement is about;
+# a renamed one is a weaker change than a changed value (a quantity, a path, a port), worth this share of the bonus.
+_NAME = re.compile(r"[A-Za-z_]\w*(?:[._]\w+)+")
 _NAME_CHANGE_SHARE = 0.5
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*\b")
 _DEFAULT_VALUE = re.compile(r"\bdefault\s*[:=]?\s+(?!is\b|to\b|of\b)([^\s;,()]+?)(?=[.;,)]?(?:\s|$))", re.I)
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
 _RELEASE_SERIES = re.compile(r"v?\d+(?:\.\d+)*\.x", re.I)  # "2.x": a line of releases, not a value
@@ -78,9 +77,9 @@ def _facts(text: str) -> list[tuple[str, str, int, int]]:
     return sorted(found, key=lambda fact: fact[2])
 
 
-def _is_quantity(kind: str, text: str) -> bool:
-    """A number with or without its unit, a duration, a size or a share: "600 requests", "24h", "Default: 4"."""
-    return kind in _QUANTITIES or kind == "default" and bool(_NUMBER.fullmatch(text))
+def _is_name(kind: str, text: str) -> bool:
+    """A bare identifier ("rate_limit"), not a value: a quantity, a path, a port, a quoted word, a switch."""
+    return kind == "token" and bool(_NAME.fullmatch(text))
 
 
 def _tail(text: str, end: int) -> list[str]:
@@ -92,14 +91,14 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
 
     The aligned difference first (facts.py); else the first pair of one kind whose values differ,
     preferring a pair followed by the same words ("600 requests per minute" / "1200 requests per minute"),
-    then a quantity over a name. The values are as the documents write them ("24h", not "24 hours").
+    then a changed value over a renamed setting. The values are as the documents write them ("24h", not "24 hours").
     """
     change = _change(old, new, labels=labels)
     return change[1:] if change else None
 
 
 def _change(old: str, new: str, *, labels: tuple[str, ...]) -> tuple[bool, str, str, str] | None:
-    """value_change's answer, led by whether the value that changed is a quantity."""
+    """value_change's answer, led by whether what changed is a value rather than a bare name."""
     pairs: list[tuple[int, bool, tuple[str, int, int], tuple[str, int, int]]] = []
     # A release's own number ("in 2.1", "up from 600 in 2.0") is not the value that changed: every release of
     # the workspace is left out, not only the two asked about.
@@ -119,7 +118,7 @@ def _change(old: str, new: str, *, labels: tuple[str, ...]) -> tuple[bool, str, 
     if differences:
         d = differences[0]
         a, b = whole(old_facts, *d["a_spans"][0]), whole(new_facts, *d["b_spans"][0])
-        pairs.append((3, _is_quantity(d["kind"], old[a[1]:a[2]]), (a[0] or old[a[1]:a[2]], a[1], a[2]),
+        pairs.append((3, True, (a[0] or old[a[1]:a[2]], a[1], a[2]),
                       (b[0] or new[b[1]:b[2]], b[1], b[2])))
     for kind_a, text_a, start_a, end_a in old_facts:
         for kind_b, text_b, start_b, end_b in new_facts:
@@ -128,11 +127,11 @@ def _change(old: str, new: str, *, labels: tuple[str, ...]) -> tuple[bool, str, 
             if any(text_a.lower() == t.lower() for _, t, _, _ in new_facts):
                 continue  # the old value is still stated in the new text: not what changed
             shared = _tail(old, end_a)[:1] == _tail(new, end_b)[:1]
-            pairs.append((2 if shared else 1, _is_quantity(kind_a, text_a) or _is_quantity(kind_b, text_b),
+            pairs.append((2 if shared else 1, not (_is_name(kind_a, text_a) and _is_name(kind_b, text_b)),
                           (text_a, start_a, end_a), (text_b, start_b, end_b)))
     if not pairs:
         return None
-    _, quantity, (a, _, end_a), (b, _, end_b) = max(pairs, key=lambda pair: pair[:2])
+    _, valued, (a, _, end_a), (b, _, end_b) = max(pairs, key=lambda pair: pair[:2])
     common: list[str] = []
     for word_a, word_b in zip(_tail(old, end_a), _tail(new, end_b)):
         # "/" is what is left of a path written with its closing slash ("/var/lib/x/ as ..."): no unit.
@@ -147,7 +146,7 @@ def _change(old: str, new: str, *, labels: tuple[str, ...]) -> tuple[bool, str, 
     while len(words_a) > 1 and len(words_b) > 1 and words_a[-1].lower() == words_b[-1].lower():
         common.insert(0, words_a.pop())
         words_b.pop()
-    return quantity, " ".join(words_a), " ".join(words_b), " ".join(common)
+    return valued, " ".join(words_a), " ".join(words_b), " ".join(common)
 
 
 def same_statement(old: Unit, new: Unit) -> bool:

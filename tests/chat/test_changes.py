@@ -35,3 +35,9 @@ def test_a_changed_quantity_outweighs_a_renamed_setting(db):
                _unit("Each API key is limited to 1200 requests per minute by default.", 4, 0.3))
     assert value_change(*(unit.text for unit in renamed), labels=RELEASES) is not None  # a change, of a name
     assert _pair_score(*limited, RELEASES) > _pair_score(*renamed, RELEASES)
+
+
+def test_a_changed_path_is_a_value_not_a_name(db, settings):
+    paths = (_unit("All endpoints live under the base path /api/v1.", 1, 0.3),
+             _unit("All endpoints live under the base path /api/v2.", 2, 0.3))
+    assert _pair_score(*paths, RELEASES) == 0.6 + settings.ANSWER_CHANGE_BONUS
