@@ -38,6 +38,10 @@ _TOKEN = re.compile(r"(?<!\w)(?:/[\w-]+(?:[./][\w{}-]+)*|:\d{2,5}\b|`[^`]+`|\b\w
 # The words of a statement less its values: what two releases' wordings of one entry share.
 _VALUE_WORDS = re.compile(r"\b(?:\d+(?:[.:]\d+)*\w*|true|false|none|yes|no)\b", re.I)
 _SHARED_WORDS = 0.5
+# A setting's or a field's bare name ("ratelimit_default", "proxy.rate_limit") says what a statement is about;
+# a renamed one is a weaker change than a changed value (a quantity, a path, a port), worth this share of the bonus.
+_NAME = re.compile(r"[A-Za-z_]\w*(?:[._]\w+)+")
+_NAME_CHANGE_SHARE = 0.5
 _DEFAULT_VALUE = re.compile(r"\bdefault\s*[:=]?\s+(?!is\b|to\b|of\b)([^\s;,()]+?)(?=[.;,)]?(?:\s|$))", re.I)
 _VERSIONISH = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?[a-z]+\d*)?", re.I)
 _RELEASE_SERIES = re.compile(r"v?\d+(?:\.\d+)*\.x", re.I)  # "2.x": a line of releases, not a value
@@ -73,6 +77,11 @@ def _facts(text: str) -> list[tuple[str, str, int, int]]:
     return sorted(found, key=lambda fact: fact[2])
 
 
+def _is_name(kind: str, text: str) -> bool:
+    """A bare identifier ("rate_limit"), not a value: a quantity, a path, a port, a quoted word, a switch."""
+    return kind == "token" and bool(_NAME.fullmatch(text))
+
+
 def _tail(text: str, end: int) -> list[str]:
     return text[end:].split()[:_TAIL_WORDS]
 
@@ -81,9 +90,16 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     """(old value, new value, the words both share after it) of the fact that changed, or None.
 
     The aligned difference first (facts.py); else the first pair of one kind whose values differ,
-    preferring a pair followed by the same words ("600 requests per minute" / "1200 requests per minute").
+    preferring a pair followed by the same words ("600 requests per minute" / "1200 requests per minute"),
+    then a changed value over a renamed setting. The values are as the documents write them ("24h", not "24 hours").
     """
-    pairs: list[tuple[int, tuple[str, int, int], tuple[str, int, int]]] = []
+    change = _change(old, new, labels=labels)
+    return change[1:] if change else None
+
+
+def _change(old: str, new: str, *, labels: tuple[str, ...]) -> tuple[bool, str, str, str] | None:
+    """value_change's answer, led by whether what changed is a value rather than a bare name."""
+    pairs: list[tuple[int, bool, tuple[str, int, int], tuple[str, int, int]]] = []
     # A release's own number ("in 2.1", "up from 600 in 2.0") is not the value that changed: every release of
     # the workspace is left out, not only the two asked about.
     differences = []
@@ -102,7 +118,8 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     if differences:
         d = differences[0]
         a, b = whole(old_facts, *d["a_spans"][0]), whole(new_facts, *d["b_spans"][0])
-        pairs.append((3, (a[0] or old[a[1]:a[2]], a[1], a[2]), (b[0] or new[b[1]:b[2]], b[1], b[2])))
+        pairs.append((3, True, (a[0] or old[a[1]:a[2]], a[1], a[2]),
+                      (b[0] or new[b[1]:b[2]], b[1], b[2])))
     for kind_a, text_a, start_a, end_a in old_facts:
         for kind_b, text_b, start_b, end_b in new_facts:
             if kind_a != kind_b and "default" not in (kind_a, kind_b) or text_a.lower() == text_b.lower():
@@ -110,14 +127,16 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
             if any(text_a.lower() == t.lower() for _, t, _, _ in new_facts):
                 continue  # the old value is still stated in the new text: not what changed
             shared = _tail(old, end_a)[:1] == _tail(new, end_b)[:1]
-            pairs.append((2 if shared else 1, (text_a, start_a, end_a), (text_b, start_b, end_b)))
+            pairs.append((2 if shared else 1, not (_is_name(kind_a, text_a) and _is_name(kind_b, text_b)),
+                          (text_a, start_a, end_a), (text_b, start_b, end_b)))
     if not pairs:
         return None
-    _, (a, _, end_a), (b, _, end_b) = max(pairs, key=lambda pair: pair[0])
+    _, valued, (a, _, end_a), (b, _, end_b) = max(pairs, key=lambda pair: pair[:2])
     common: list[str] = []
     for word_a, word_b in zip(_tail(old, end_a), _tail(new, end_b)):
-        word = word_a.strip(".,;:()")
-        if word.lower() != word_b.lower().strip(".,;:()") or not word or word.lower() in _TAIL_STOP:
+        # "/" is what is left of a path written with its closing slash ("/var/lib/x/ as ..."): no unit.
+        word = word_a.strip(".,;:()/")
+        if word.lower() != word_b.lower().strip(".,;:()/") or not word or word.lower() in _TAIL_STOP:
             break
         common.append(word)
         if word_a[-1] in ".,;:)":
@@ -127,7 +146,7 @@ def value_change(old: str, new: str, *, labels: tuple[str, ...] = ()) -> tuple[s
     while len(words_a) > 1 and len(words_b) > 1 and words_a[-1].lower() == words_b[-1].lower():
         common.insert(0, words_a.pop())
         words_b.pop()
-    return " ".join(words_a), " ".join(words_b), " ".join(common)
+    return valued, " ".join(words_a), " ".join(words_b), " ".join(common)
 
 
 def same_statement(old: Unit, new: Unit) -> bool:
@@ -163,12 +182,17 @@ def _pair_score(old: Unit, new: Unit, releases: Sequence[str] = ()) -> float:
     """Both statements' scores, the change bonus where they are one entry or statement in two releases with
     values that differ (two different statements with two values are no change), and the bonus taken back for
     each side that states no value of its own: "List endpoints are paginated with page numbers" names the subject
-    and says nothing a reader could compare."""
-    close = cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY
-    changed = close and same_statement(old, new) and (
-        bool(fact_differences(old.text, new.text)) or value_change(old.text, new.text, labels=tuple(releases)) is not None)
+    and says nothing a reader could compare. A changed name alone ("ratelimit_default -> rate_limit") earns part
+    of the bonus: two sentences that rename a setting seldom state the value the question asks about."""
+    changed = 0.0
+    if cosine(old.vector, new.vector) >= settings.ANSWER_CONFLICT_SIMILARITY and same_statement(old, new):
+        change = _change(old.text, new.text, labels=tuple(releases))
+        if change is not None:
+            changed = 1.0 if change[0] else _NAME_CHANGE_SHARE
+        elif fact_differences(old.text, new.text):
+            changed = 1.0
     valueless = sum(not states_a_value(unit.text, releases) for unit in (old, new))
-    return old.score + new.score + settings.ANSWER_CHANGE_BONUS * ((1 if changed else 0) - valueless)
+    return old.score + new.score + settings.ANSWER_CHANGE_BONUS * (changed - valueless)
 
 
 def both_releases_row(units: Sequence[Unit], old_label: str, new_label: str, *,
