@@ -254,7 +254,7 @@ class ServiceVariables(BaseSettings):
                                               "quoted", ANSWERS)
     ANSWER_CONFLICT_SIMILARITY: float = variable(0.75, "sentences of two documents this close in meaning, with "
                                                  "different facts, are versions that disagree", ANSWERS)
-    ANSWER_CHANGE_CANDIDATES: int = variable(16, "statements per side a change answer weighs against each other to "
+    ANSWER_CHANGE_CANDIDATES: int = variable(8, "statements per side a change answer weighs against each other to "
                                              "find the one that changed", ANSWERS)
     # Enough to prefer the change itself, too little for a change of something else to win.
     ANSWER_CHANGE_BONUS: float = variable(0.2, "what a pair of statements whose facts differ gains over its relevance "
