@@ -116,8 +116,8 @@ def past_release_notes_demoted(candidates: list, *, workspace_id: int, demotion:
     in a question about the present, an older release's rank below the pages of today, however many of the
     question's words they repeat (a changelog names every setting it ever changed). Returns how many."""
     changelogs = changelog_pages(workspace_id=workspace_id)
-    pages = [(candidate, series, version) for candidate in candidates
-             if (found := _notes_release(candidate.row, changelogs)) is not None for series, version in [found]]
+    pages = [(candidate, *found) for candidate in candidates
+             if (found := _notes_release(candidate.row, changelogs)) is not None]
     if not pages:
         return 0  # most questions' candidates hold no release's notes: no calendar read on the hot path
     newest: dict[str, Version] = {}
@@ -139,8 +139,8 @@ def past_release_notes_demoted(candidates: list, *, workspace_id: int, demotion:
 
 def _notes_release(row: dict, changelogs: frozenset[int]) -> tuple[str, Version | None] | None:
     """(series, release) a passage speaks for: its page's own release (a release-notes page), else, on a changelog,
-    the release whose heading it sits under; None for a changelog's section whose path names no release (an export
-    that flattened its headings: "Changelog > Bug Fixes"), history all the same."""
+    the release whose heading it sits under, or (series, None) when its path names no release (an export that
+    flattened its headings: "Changelog > Bug Fixes"), history all the same; None for a passage of no notes."""
     if (version := parse_version(row["series_version"] or "")) is not None:
         return row["series_name"] or "", version
     if row["document_id"] not in changelogs:
